@@ -1,0 +1,521 @@
+/* bench.c — main() of every benchmark binary and the helpers its cases share (see bench.h).
+ *
+ * Flow: MPI_Init; parse our options and hand --benchmark_* flags to Google Benchmark (rank 0
+ * alone gets the output file); calibrate the work loop; record the MPI library, rank count and
+ * ranks per node in the JSON context; register each selected series' cases; run. Every
+ * collective the harness itself issues is nonblocking plus a yielding test loop (timing.h). */
+#include "bench.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef NBH_MPI_NAME
+#define NBH_MPI_NAME "unknown"
+#endif
+
+/* Present only when the binary runs on libnbrma (linked or preloaded): the switch between the
+ * vendor's RMA and the reference for windows created from then on, and the nonblocking API. */
+extern int MPIX_Nbrma_set_impl(const char *impl) __attribute__((weak));
+extern int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *req) __attribute__((weak));
+
+static int g_failed;                  /* a case failed validation: exit non-zero */
+static nbh_case_t **g_cases;          /* freed after the run */
+static size_t g_ncases, g_capcases;
+static char g_crash_msg[320];
+static size_t g_crash_len;
+static struct sigaction g_old_segv, g_old_bus, g_old_abrt, g_old_fpe, g_old_ill;
+
+/* ---- crash reports: name the case that was running ---------------------------------------- */
+
+static void on_crash(int sig)
+{
+    if (g_crash_len)
+        (void)!write(2, g_crash_msg, g_crash_len);
+    const struct sigaction *old = sig == SIGSEGV ? &g_old_segv
+                                  : sig == SIGBUS ? &g_old_bus
+                                  : sig == SIGFPE ? &g_old_fpe
+                                  : sig == SIGILL ? &g_old_ill
+                                                  : &g_old_abrt;
+    sigaction(sig, old, NULL); /* chain to the MPI library's handler (backtrace) or default */
+    raise(sig);
+}
+
+static void install_crash_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_crash;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &g_old_segv);
+    sigaction(SIGBUS, &sa, &g_old_bus);
+    sigaction(SIGFPE, &sa, &g_old_fpe);
+    sigaction(SIGILL, &sa, &g_old_ill);
+    sigaction(SIGABRT, &sa, &g_old_abrt);
+}
+
+void nbh_case_begin(const nbh_case_t *c)
+{
+    int n = snprintf(g_crash_msg, sizeof g_crash_msg,
+                     "nbrma: rank %d: crashed while running %s (a fault inside the MPI library "
+                     "is a vendor bug; report it with this name)\n",
+                     c->ctx->rank, c->name);
+    g_crash_len = n < 0 ? 0 : (size_t)n < sizeof g_crash_msg ? (size_t)n : sizeof g_crash_msg - 1;
+}
+
+_Noreturn void nbh_mpi_fail(const nbh_case_t *c, const char *call, int rc, const char *file,
+                            int line)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    fprintf(stderr, "nbrma: rank %d: %s: %s failed (%s:%d): %s\n", c ? c->ctx->rank : -1,
+            c ? c->name : "(setup)", call, file, line, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    abort();
+}
+
+/* ---- cases ---------------------------------------------------------------------------------- */
+
+void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn,
+                  const char *fmt, ...)
+{
+    nbh_case_t *c = calloc(1, sizeof *c);
+    if (!c || (g_ncases == g_capcases &&
+               !(g_cases = realloc(g_cases, (g_capcases = g_capcases ? 2 * g_capcases : 64) *
+                                                sizeof *g_cases)))) {
+        fprintf(stderr, "nbrma: out of memory registering benchmarks\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    g_cases[g_ncases++] = c;
+    c->ctx = ctx;
+    c->series = s;
+    c->op = op;
+    c->size = size;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->name, sizeof c->name, fmt, ap);
+    va_end(ap);
+    gb_register(c->name, fn, c, ctx->opts.iters, ctx->opts.reps);
+}
+
+/* ---- sample recording ----------------------------------------------------------------------- */
+
+int nbh_rec_init(nbh_rec_t *r, const nbh_case_t *c, gb_state_t *st, int nq,
+                 const char *const *names)
+{
+    memset(r, 0, sizeof *r);
+    r->nq = nq;
+    r->comm = c->ctx->comm;
+    long cap = gb_max_iterations(st);
+    r->cap = cap < 1 ? 1 : cap > (1L << 20) ? (1L << 20) : cap;
+    for (int q = 0; q < nq; q++) {
+        r->names[q] = names[q];
+        r->v[q] = malloc((size_t)r->cap * sizeof(double));
+        if (!r->v[q]) {
+            fprintf(stderr, "nbrma: rank %d: %s: out of memory for %ld samples\n", c->ctx->rank,
+                    c->name, r->cap);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    nbh_case_begin(c);
+    return 0;
+}
+
+void nbh_rec_sample(nbh_rec_t *r, gb_state_t *st, const double *t)
+{
+    double m[NBH_MAXQ];
+    memcpy(m, t, (size_t)r->nq * sizeof *m);
+    nbh_allreduce(m, r->nq, MPI_DOUBLE, MPI_MAX, r->comm);
+    if (r->n < r->cap) {
+        for (int q = 0; q < r->nq; q++)
+            r->v[q][r->n] = m[q];
+        r->n++;
+    }
+    gb_set_iteration_time(st, m[0] > 0 ? m[0] : 1e-12);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double nbh_rec_median(const nbh_rec_t *r, int q)
+{
+    if (r->n == 0)
+        return 0;
+    double *tmp = malloc((size_t)r->n * sizeof *tmp);
+    if (!tmp)
+        return 0;
+    memcpy(tmp, r->v[q], (size_t)r->n * sizeof *tmp);
+    qsort(tmp, (size_t)r->n, sizeof *tmp, cmp_double);
+    double med = r->n % 2 ? tmp[r->n / 2] : 0.5 * (tmp[r->n / 2 - 1] + tmp[r->n / 2]);
+    free(tmp);
+    return med;
+}
+
+double nbh_rec_min(const nbh_rec_t *r, int q)
+{
+    double m = r->n ? r->v[q][0] : 0;
+    for (long i = 1; i < r->n; i++)
+        if (r->v[q][i] < m)
+            m = r->v[q][i];
+    return m;
+}
+
+void nbh_rec_report(const nbh_rec_t *r, gb_state_t *st)
+{
+    char key[64];
+    for (int q = 0; q < r->nq; q++) {
+        snprintf(key, sizeof key, "%s_us", r->names[q]);
+        gb_set_counter(st, key, nbh_rec_median(r, q) * 1e6);
+    }
+    snprintf(key, sizeof key, "%s_min_us", r->names[0]);
+    gb_set_counter(st, key, nbh_rec_min(r, 0) * 1e6);
+    gb_set_counter(st, "samples", (double)r->n);
+}
+
+void nbh_rec_free(nbh_rec_t *r)
+{
+    for (int q = 0; q < r->nq; q++)
+        free(r->v[q]);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- windows -------------------------------------------------------------------------------- */
+
+void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes)
+{
+    MPI_Comm comm = c->ctx->comm;
+    memset(w, 0, sizeof *w);
+    /* On libnbrma, the series decides whose RMA serves the windows created from here on. */
+    if (MPIX_Nbrma_set_impl)
+        NBH_MPI(c, MPIX_Nbrma_set_impl(c->series == NBH_VENDOR ? "vendor" : "ref"));
+    w->bytes = bytes < 64 ? 64 : bytes;
+    w->flavor = c->ctx->opts.window;
+    switch (w->flavor) {
+    case NBH_WIN_ALLOCATE:
+        NBH_MPI(c, MPI_Win_allocate(w->bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win));
+        break;
+    case NBH_WIN_CREATE:
+        /* Plain user memory, as an application would pass it. */
+        w->base = aligned_alloc(64, ((size_t)w->bytes + 63) & ~(size_t)63);
+        if (!w->base)
+            nbh_mpi_fail(c, "aligned_alloc (window memory)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+        NBH_MPI(c, MPI_Win_create(w->base, w->bytes, 1, MPI_INFO_NULL, comm, &w->win));
+        break;
+    case NBH_WIN_DYNAMIC: {
+        w->base = aligned_alloc(64, ((size_t)w->bytes + 63) & ~(size_t)63);
+        w->remote = malloc((size_t)c->ctx->nranks * sizeof *w->remote);
+        if (!w->base || !w->remote)
+            nbh_mpi_fail(c, "malloc (dynamic window)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+        NBH_MPI(c, MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &w->win));
+        NBH_MPI(c, MPI_Win_attach(w->win, w->base, w->bytes));
+        MPI_Aint mine;
+        NBH_MPI(c, MPI_Get_address(w->base, &mine));
+        MPI_Request req;
+        NBH_MPI(c, MPI_Iallgather(&mine, 1, MPI_AINT, w->remote, 1, MPI_AINT, comm, &req));
+        NBH_MPI(c, nbh_wait(&req));
+        break;
+    }
+    }
+    NBH_MPI(c, MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN));
+    memset(w->base, 0, (size_t)w->bytes);
+    NBH_MPI(c, nbh_barrier(comm));
+}
+
+MPI_Aint nbh_win_disp(const nbh_win_t *w, int target, MPI_Aint off)
+{
+    return w->remote ? w->remote[target] + off : off;
+}
+
+void nbh_win_close(nbh_win_t *w)
+{
+    if (w->flavor == NBH_WIN_DYNAMIC)
+        MPI_Win_detach(w->win, w->base);
+    MPI_Win_free(&w->win);
+    if (w->flavor != NBH_WIN_ALLOCATE)
+        free(w->base);
+    free(w->remote);
+    memset(w, 0, sizeof *w);
+}
+
+void nbh_win_self_lock(const nbh_win_t *w, const nbh_case_t *c)
+{
+    NBH_MPI(c, MPI_Win_lock(MPI_LOCK_EXCLUSIVE, c->ctx->rank, 0, w->win));
+}
+
+void nbh_win_self_unlock(const nbh_win_t *w, const nbh_case_t *c)
+{
+    NBH_MPI(c, MPI_Win_unlock(c->ctx->rank, w->win));
+}
+
+unsigned nbh_next_seed(void)
+{
+    /* Every rank runs the same cases in the same order, so the counters agree. */
+    static unsigned seed = 0x5eed;
+    return seed += 0x9e3779b9u;
+}
+
+/* ---- validation ----------------------------------------------------------------------------- */
+
+static inline unsigned char pattern_byte(size_t i, unsigned seed)
+{
+    /* Never 0, so a window left at zero never passes for data that arrived. */
+    return (unsigned char)((((i + seed) * 2654435761u) >> 13) % 255 + 1);
+}
+
+void nbh_pattern_fill(void *buf, size_t n, unsigned seed)
+{
+    unsigned char *p = buf;
+    for (size_t i = 0; i < n; i++)
+        p[i] = pattern_byte(i, seed);
+}
+
+long nbh_pattern_check(const void *buf, size_t n, unsigned seed)
+{
+    const unsigned char *p = buf;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != pattern_byte(i, seed))
+            return (long)i;
+    return -1;
+}
+
+int nbh_verify(gb_state_t *st, const nbh_case_t *c, int ok, const char *fmt, ...)
+{
+    if (!ok) {
+        char msg[256];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "nbrma: rank %d: %s: VALIDATION FAILED: %s\n", c->ctx->rank, c->name, msg);
+        fflush(stderr);
+    }
+    int all = ok ? 1 : 0;
+    NBH_MPI(c, nbh_allreduce(&all, 1, MPI_INT, MPI_MIN, c->ctx->comm));
+    if (!all) {
+        g_failed = 1;
+        gb_skip_with_error(st, "validation failed: wrong data arrived (see stderr)");
+    }
+    return all;
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
+
+static int series_available(nbh_series_t s, const char **why)
+{
+    if (s == NBH_VENDOR)
+        return 1;
+    if (!MPIX_Nbrma_set_impl) {
+        *why = "this binary is not running on libnbrma (link it with -lnbrma or LD_PRELOAD it)";
+        return 0;
+    }
+    if (s == NBH_REF_NB && !MPIX_Win_ifence) {
+        *why = "the libnbrma in use has no nonblocking synchronization (MPIX_Win_ifence)";
+        return 0;
+    }
+    return 1;
+}
+
+static void add_context(const nbh_ctx_t *ctx)
+{
+    char buf[64];
+    gb_add_context("experiment", ctx->ex->id);
+    gb_add_context("mpi_library", ctx->mpi_library);
+    int ver, sub;
+    MPI_Get_version(&ver, &sub);
+    snprintf(buf, sizeof buf, "%d.%d", ver, sub);
+    gb_add_context("mpi_standard", buf);
+    gb_add_context("nbrma_mpi", NBH_MPI_NAME);
+    snprintf(buf, sizeof buf, "%d", ctx->nranks);
+    gb_add_context("nranks", buf);
+    snprintf(buf, sizeof buf, "%d", ctx->ranks_per_node);
+    gb_add_context("ranks_per_node", buf);
+    snprintf(buf, sizeof buf, "%d", ctx->nnodes);
+    gb_add_context("nnodes", buf);
+    gb_add_context("window_flavor", nbh_win_flavor_name(ctx->opts.window));
+    snprintf(buf, sizeof buf, "%.4f", nbh_work_ns_per_iter());
+    gb_add_context("work_ns_per_iter", buf);
+    snprintf(buf, sizeof buf, "%ld", ctx->opts.iters);
+    gb_add_context("iters", buf);
+    gb_add_context("quick", ctx->opts.quick ? "1" : "0");
+}
+
+static void print_header(const nbh_ctx_t *ctx)
+{
+    const nbh_experiment_t *ex = ctx->ex;
+    printf("# %s — %s\n", ex->id, ex->title);
+    for (const char *p = ex->header; p && *p;) {
+        size_t len = strcspn(p, "\n");
+        printf("#   %.*s\n", (int)len, p);
+        p += len + (p[len] == '\n');
+    }
+    printf("# ranks: %d (%d per node, %d node%s); window: %s; work loop: %.3f ns/iteration\n",
+           ctx->nranks, ctx->ranks_per_node, ctx->nnodes, ctx->nnodes == 1 ? "" : "s",
+           nbh_win_flavor_name(ctx->opts.window), nbh_work_ns_per_iter());
+    printf("# MPI: %s\n", ctx->mpi_library);
+    fflush(stdout);
+}
+
+static void node_layout(nbh_ctx_t *ctx)
+{
+    MPI_Comm node;
+    int nsize, nrank;
+    MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_free(&node);
+    int v[2] = {nsize, nrank == 0};
+    nbh_allreduce(&v[0], 1, MPI_INT, MPI_MAX, ctx->comm);
+    nbh_allreduce(&v[1], 1, MPI_INT, MPI_SUM, ctx->comm);
+    ctx->ranks_per_node = v[0];
+    ctx->nnodes = v[1];
+}
+
+static void library_name(char *out, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int l = 0;
+    MPI_Get_library_version(v, &l);
+    size_t n = strcspn(v, "\n,");
+    if (n >= len)
+        n = len - 1;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    for (char *p = out; *p; p++)
+        if (*p == '\t')
+            *p = ' ';
+}
+
+static void apply_quick(nbh_opts_t *o, const nbh_experiment_t *ex)
+{
+    if (o->iters == 0 || o->iters > 30)
+        o->iters = 30;
+    o->reps = 1;
+    if (o->warmup > 3)
+        o->warmup = 3;
+    if ((ex->uses & NBH_USE_SIZES) && !(o->given & NBH_USE_SIZES) && ex->quick_sizes) {
+        char err[160];
+        o->nsizes = nbh_parse_sizes(ex->quick_sizes, o->sizes, NBH_MAX_SIZES, err, sizeof err);
+    }
+}
+
+int nbh_main(int argc, char **argv, const nbh_experiment_t *ex)
+{
+    MPI_Init(&argc, &argv);
+    static nbh_ctx_t ctx; /* cases point at it until exit */
+    ctx.ex = ex;
+    ctx.comm = MPI_COMM_WORLD;
+    MPI_Comm_set_errhandler(ctx.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(ctx.comm, &ctx.rank);
+    MPI_Comm_size(ctx.comm, &ctx.nranks);
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+
+    /* Split argv: --benchmark_* go to Google Benchmark, the rest is ours. */
+    char **ours = calloc((size_t)argc + 1, sizeof *ours);
+    char **gbv = calloc((size_t)argc + 3, sizeof *gbv);
+    int nours = 1, ngb = 1;
+    ours[0] = gbv[0] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (!strncmp(argv[i], "--benchmark_", 12))
+            gbv[ngb++] = argv[i];
+        else
+            ours[nours++] = argv[i];
+    }
+
+    char err[512] = "";
+    nbh_opts_defaults(&ctx.opts, ex->default_iters);
+    int rc = nbh_opts_parse(&ctx.opts, nours, ours, ex->uses, ex->extra, err, sizeof err);
+    if (rc == 0 && ctx.opts.help) {
+        if (ctx.rank == 0) {
+            printf("%s — %s %s\n\n%s\n\n", prog, ex->id, ex->title, ex->header);
+            nbh_opts_usage(stdout, prog, ex->uses, ex->extra);
+            gb_print_flags(stdout);
+        }
+        goto out;
+    }
+    if (rc == 0 && (ctx.nranks < ex->min_ranks || (ex->max_ranks && ctx.nranks > ex->max_ranks))) {
+        rc = 2;
+        if (ex->max_ranks)
+            snprintf(err, sizeof err, "%s needs %d..%d ranks, got %d (mpiexec -n %d %s)", ex->id,
+                     ex->min_ranks, ex->max_ranks, ctx.nranks, ex->min_ranks, prog);
+        else
+            snprintf(err, sizeof err, "%s needs at least %d ranks, got %d (mpiexec -n %d %s)",
+                     ex->id, ex->min_ranks, ctx.nranks, ex->min_ranks, prog);
+    }
+    /* Rank 0 alone writes the JSON: check now that it can, so no rank is left waiting. */
+    static char outflag[4096 + 32];
+    if (rc == 0 && ctx.opts.out && ctx.rank == 0) {
+        FILE *f = fopen(ctx.opts.out, "w");
+        if (!f) {
+            rc = 2;
+            snprintf(err, sizeof err, "--out: cannot write '%s'", ctx.opts.out);
+        } else {
+            fclose(f);
+            snprintf(outflag, sizeof outflag, "--benchmark_out=%s", ctx.opts.out);
+            gbv[ngb++] = outflag;
+            gbv[ngb++] = "--benchmark_out_format=json";
+        }
+    }
+    nbh_bcast(&rc, 1, MPI_INT, 0, ctx.comm);
+    if (rc == 0 && gb_initialize(&ngb, gbv, ctx.rank == 0, err, sizeof err) != 0)
+        rc = 2;
+    if (rc == 0 && ngb > 1) {
+        rc = 2;
+        snprintf(err, sizeof err, "unknown Google Benchmark flag '%s' (see --help)", gbv[1]);
+    }
+    if (rc != 0) {
+        if (ctx.rank == 0 && err[0])
+            fprintf(stderr, "%s: error: %s\n", prog, err);
+        goto out;
+    }
+
+    if (ctx.opts.quick)
+        apply_quick(&ctx.opts, ex);
+    if ((ex->uses & NBH_USE_SIZES) && ctx.opts.nsizes == 0)
+        ctx.opts.nsizes = nbh_parse_sizes(ex->default_sizes, ctx.opts.sizes, NBH_MAX_SIZES, err,
+                                          sizeof err);
+    nbh_work_calibrate();
+    library_name(ctx.mpi_library, sizeof ctx.mpi_library);
+    node_layout(&ctx);
+    install_crash_handlers();
+    add_context(&ctx);
+    if (ctx.rank == 0)
+        print_header(&ctx);
+
+    for (int s = 0; s < NBH_NSERIES; s++) {
+        if (!(ctx.opts.series & (1u << s)))
+            continue;
+        const char *why = "";
+        if (!series_available((nbh_series_t)s, &why)) {
+            if (ctx.rank == 0)
+                fprintf(stderr, "%s: series %s skipped: %s\n", prog, nbh_series_name((nbh_series_t)s),
+                        why);
+            continue;
+        }
+        ex->register_cases(&ctx, (nbh_series_t)s);
+    }
+    gb_run(ctx.rank == 0);
+    nbh_allreduce(&g_failed, 1, MPI_INT, MPI_MAX, ctx.comm);
+    if (g_failed) {
+        rc = 1;
+        if (ctx.rank == 0)
+            fprintf(stderr, "%s: FAILED: at least one benchmark moved wrong data (see above)\n", prog);
+    }
+out:
+    for (size_t i = 0; i < g_ncases; i++)
+        free(g_cases[i]);
+    free(g_cases);
+    free(ours);
+    free(gbv);
+    nbh_barrier(ctx.comm);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,120 @@
+/* bench.h — what every nbrma benchmark binary shares: its main(), series, per-sample recording
+ * with the maximum across ranks (paper 001 §3: "time one operation at all processes, keep the
+ * maximum across ranks, report the median"), windows of each flavor, and result validation. */
+#ifndef NBH_BENCH_H
+#define NBH_BENCH_H
+
+#include <mpi.h>
+
+#include "gbench.h"
+#include "opts.h"
+#include "timing.h"
+
+#define NBH_MAXQ 8
+
+typedef struct nbh_ctx nbh_ctx_t;
+
+/* One benchmark instance: what gb_register's function receives. */
+typedef struct {
+    const nbh_ctx_t *ctx;
+    nbh_series_t series;
+    int op;       /* experiment-specific variant */
+    size_t size;  /* bytes; 0 where it has no meaning */
+    char name[160];
+} nbh_case_t;
+
+typedef struct {
+    const char *id;           /* experiment id of EXPERIMENTS.md, e.g. "D1" */
+    const char *title;        /* one line: what the experiment is */
+    const char *header;       /* lines printed before the run: who does what, what is timed */
+    int min_ranks, max_ranks; /* max 0: any */
+    unsigned uses;            /* NBH_USE_* common options it honours */
+    const char *default_sizes;
+    const char *quick_sizes;
+    long default_iters;
+    const nbh_extra_opt_t *extra;
+    void (*register_cases)(nbh_ctx_t *ctx, nbh_series_t s);
+} nbh_experiment_t;
+
+struct nbh_ctx {
+    const nbh_experiment_t *ex;
+    nbh_opts_t opts;
+    MPI_Comm comm;
+    int rank, nranks;
+    int ranks_per_node, nnodes;
+    char mpi_library[160];
+};
+
+int nbh_main(int argc, char **argv, const nbh_experiment_t *ex);
+
+/* Register a case; the name is formatted from fmt (must start with the experiment id). */
+void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn,
+                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Samples of NQ named quantities (seconds). Each sample takes the max across ranks;
+ * quantity 0 is the iteration time Google Benchmark sees. */
+typedef struct {
+    int nq;
+    const char *names[NBH_MAXQ];
+    double *v[NBH_MAXQ];
+    long n, cap;
+    MPI_Comm comm;
+} nbh_rec_t;
+
+int nbh_rec_init(nbh_rec_t *r, const nbh_case_t *c, gb_state_t *st, int nq,
+                 const char *const *names);
+/* Record one sample (t[0..nq-1], seconds, this rank's view); collective. */
+void nbh_rec_sample(nbh_rec_t *r, gb_state_t *st, const double *t);
+double nbh_rec_median(const nbh_rec_t *r, int q);
+double nbh_rec_min(const nbh_rec_t *r, int q);
+/* Counters "<name>_us" (median) per quantity and "<names[0]>_min_us". */
+void nbh_rec_report(const nbh_rec_t *r, gb_state_t *st);
+void nbh_rec_free(nbh_rec_t *r);
+
+/* A window of one flavor, disp unit 1. Dynamic windows attach one region per rank and exchange
+ * its address, so targets are addressed uniformly with nbh_win_disp(). */
+typedef struct {
+    MPI_Win win;
+    unsigned char *base;
+    MPI_Aint bytes;
+    nbh_win_flavor_t flavor;
+    MPI_Aint *remote;  /* dynamic: each rank's base address */
+} nbh_win_t;
+
+void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes);
+MPI_Aint nbh_win_disp(const nbh_win_t *w, int target, MPI_Aint off);
+void nbh_win_close(nbh_win_t *w);
+
+/* Local access to one's own window memory, inside an exclusive self-lock epoch so it is
+ * ordered with remote accesses in either memory model. */
+void nbh_win_self_lock(const nbh_win_t *w, const nbh_case_t *c);
+void nbh_win_self_unlock(const nbh_win_t *w, const nbh_case_t *c);
+
+/* A fresh seed per case run (identical on every rank). */
+unsigned nbh_next_seed(void);
+
+/* Fill/check a deterministic byte pattern (seeded so every run differs). */
+void nbh_pattern_fill(void *buf, size_t n, unsigned seed);
+/* Returns -1 if buf holds the pattern, else the first differing offset. */
+long nbh_pattern_check(const void *buf, size_t n, unsigned seed);
+
+/* Collective verdict on the data a case moved. A failing rank explains on stderr (rank, case,
+ * what differs); every rank then marks the case failed and the binary exits non-zero.
+ * Returns 1 when all ranks passed. */
+int nbh_verify(gb_state_t *st, const nbh_case_t *c, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Abort loudly, naming the running case, when an MPI call fails. */
+#define NBH_MPI(c, call)                                                  \
+    do {                                                                  \
+        int nbh_rc_ = (call);                                             \
+        if (nbh_rc_ != MPI_SUCCESS)                                       \
+            nbh_mpi_fail((c), #call, nbh_rc_, __FILE__, __LINE__);        \
+    } while (0)
+_Noreturn void nbh_mpi_fail(const nbh_case_t *c, const char *call, int rc, const char *file,
+                            int line);
+
+/* Begin the timed part of a case (records its name for crash reports). */
+void nbh_case_begin(const nbh_case_t *c);
+
+#endif

@@ -1,0 +1,52 @@
+# Build configuration shared by every sub-makefile (included from the top-level Makefile).
+# One MPI per build tree: build/<mpi>/ (build/<mpi>-san/ with SAN=1), so MPICH and Open MPI
+# builds sit side by side. Every tool is a variable; nothing here assumes the plain `mpicc`
+# alternative, which installing Open MPI flips on Debian.
+
+MPI ?= mpich
+ifeq ($(filter $(MPI),mpich openmpi),)
+  $(error MPI=$(MPI) is not supported: use MPI=mpich or MPI=openmpi (or set MPICC and TEST_RUNNER for another MPI))
+endif
+
+ifeq ($(MPI),mpich)
+  MPICC ?= mpicc.mpich
+  MPIEXEC ?= mpiexec.mpich
+  MPIEXEC_FLAGS ?=
+else
+  MPICC ?= mpicc.openmpi
+  MPIEXEC ?= mpirun.openmpi
+  # Tests and benchmarks may use more ranks than cores; root (CI containers) needs consent.
+  MPIEXEC_FLAGS ?= --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+endif
+
+# How a test or benchmark with N ranks is launched: "$(TEST_RUNNER) N prog args".
+# Clusters: make check TEST_RUNNER="srun -n"
+TEST_RUNNER ?= $(MPIEXEC) $(MPIEXEC_FLAGS) -n
+
+CXX ?= g++
+CFLAGS ?= -O2 -g
+CXXFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+DESTDIR ?=
+PYTHON ?= python3
+PROVE ?= prove
+
+WARN := -Wall -Wextra -Werror
+NBR_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP
+NBR_CXXFLAGS := -std=c++17 $(WARN) -MMD -MP
+
+ifeq ($(SAN),1)
+  SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  NBR_CFLAGS += $(SAN_FLAGS)
+  NBR_CXXFLAGS += $(SAN_FLAGS)
+  NBR_LDFLAGS += $(SAN_FLAGS)
+  BUILD ?= build/$(MPI)-san
+else
+  BUILD ?= build/$(MPI)
+endif
+
+BIN := $(BUILD)/bin
+LIB := $(BUILD)/lib
+OBJ := $(BUILD)/obj
+TESTBIN := $(BUILD)/tests
+RESULTS ?= results/$(MPI)
