@@ -33,9 +33,14 @@ def _num(v):
     return int(f) if f.is_integer() else f
 
 
+def strip_decor(name):
+    """A benchmark name without Google Benchmark's /iterations:N, /manual_time, ... parts."""
+    return _DECOR.sub("", name)
+
+
 def split_name(name):
     """Return (bench, series, params) of a decorated or plain benchmark name."""
-    base = _DECOR.sub("", name)
+    base = strip_decor(name)
     parts = base.split("/")
     bench, series, params = parts[0], None, {}
     for p in parts[1:]:
@@ -66,7 +71,7 @@ def load_file(path):
         elif b.get("run_name") in have_aggregates:
             continue  # a repetition whose median is reported separately
         r = Result()
-        r.name = _DECOR.sub("", b.get("run_name", b["name"]))
+        r.name = strip_decor(b.get("run_name", b["name"]))
         r.bench, r.series, r.params = split_name(r.name)
         r.exp = r.bench.split("_", 1)[0]
         r.error = b.get("error_message") if b.get("error_occurred") else None

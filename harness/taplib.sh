@@ -1,0 +1,42 @@
+# taplib.sh — TAP for shell tests: source it, call t_ok/t_is/t_like, end with t_done.
+# Expects TEST_RUNNER ("mpiexec.mpich -n") and BUILD (build/mpich) from make check.
+: "${TEST_RUNNER:=mpiexec.mpich -n}" "${BUILD:=build/mpich}" "${PYTHON:=python3}"
+_t_n=0
+_t_fail=0
+# t_ok STATUS DESCRIPTION — STATUS 0 passes (the exit status of the check just run).
+t_ok() {
+    _t_n=$((_t_n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $_t_n - $2"; else echo "not ok $_t_n - $2"; _t_fail=$((_t_fail + 1)); fi
+}
+# t_is GOT EXPECTED DESCRIPTION
+t_is() {
+    [ "$1" = "$2" ]
+    _t_st=$?
+    t_ok $_t_st "$3"
+    [ $_t_st -eq 0 ] || echo "# got '$1', expected '$2'"
+}
+# t_like FILE REGEX DESCRIPTION — FILE has a line matching the extended regex.
+t_like() {
+    grep -Eq -- "$2" "$1"
+    _t_st=$?
+    t_ok $_t_st "$3"
+    [ $_t_st -eq 0 ] || { echo "# no line matching /$2/ in:"; sed 's/^/#   /' "$1" | head -20; }
+}
+t_unlike() {
+    ! grep -Eq -- "$2" "$1"
+    _t_st=$?
+    t_ok $_t_st "$3"
+    [ $_t_st -eq 0 ] || { echo "# unexpected line matching /$2/:"; grep -E -- "$2" "$1" | sed 's/^/#   /' | head -5; }
+}
+t_diag() { echo "# $*"; }
+t_done() {
+    echo "1..$_t_n"
+    [ "$_t_fail" -eq 0 ]
+}
+# mpirun_n N PROG ARGS... — launch under the test runner.
+mpirun_n() {
+    _np=$1
+    shift
+    # shellcheck disable=SC2086
+    $TEST_RUNNER "$_np" "$@"
+}

@@ -1,0 +1,48 @@
+#!/bin/sh
+# test_driver.sh — nbrma-bench (what `make bench` runs) with a binary whose benchmarks crash and
+# move wrong data, as a buggy vendor MPI would: each failure is reported by name, the healthy
+# benchmarks still produce JSON, a known vendor failure does not fail the run, an unknown one does.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" && . harness/taplib.sh
+tmp=$(mktemp -d)
+printf 'crashy 2\n' >"$tmp/benchlist"
+drive() { "$PYTHON" harness/nbrma-bench --bin "$BUILD/tests" --runner "$TEST_RUNNER" \
+    --series vendor "$@" >"$tmp/out" 2>&1; }
+
+drive --out "$tmp/r1" "$tmp/benchlist"
+t_is $? 1 "a crash and wrong data fail the run (exit 1)"
+t_like "$tmp/out" 'FAILED: X1_crash/vendor \[crash\] rank 1: crashed while running X1_crash/vendor' \
+    "the crashing benchmark is named, with the rank that crashed"
+t_like "$tmp/out" 'FAILED: X1_wrong/vendor \[wrong data\] validation failed' "the wrong-data benchmark is named"
+"$PYTHON" - "$tmp/r1/crashy.np2.json" <<'PY'
+import json, sys
+names = sorted(b["run_name"].split("/iterations")[0] for b in json.load(open(sys.argv[1]))["benchmarks"])
+sys.exit(0 if names == ["X1_ok_a/vendor", "X1_ok_b/vendor", "X1_wrong/vendor"] else print(names) or 1)
+PY
+t_ok $? "the benchmarks around the crash still have results in the JSON"
+t_like "$tmp/r1/crashy.np2.log" 'crashed while running X1_crash' "the log keeps the crash output"
+
+printf '%s X1_crash/ simulated vendor segfault\n%s X1_wrong/ simulated wrong data\n' "${MPI:-mpich}" "${MPI:-mpich}" >"$tmp/known-failures"
+drive --out "$tmp/r2" "$tmp/benchlist"
+t_is $? 0 "listed as known vendor failures, they no longer fail the run"
+t_like "$tmp/out" 'KNOWN VENDOR FAILURE: X1_crash/vendor.*known: simulated vendor segfault' "but they are still reported"
+rm "$tmp/known-failures"
+
+printf 'crashy 2 -- --crash 0 --wrong 0\n' >"$tmp/benchlist"
+drive --out "$tmp/r3" "$tmp/benchlist"
+t_is $? 0 "a clean run exits 0"
+t_like "$tmp/r3/summary.txt" '^  X1_ok_a +latency_us +[0-9.e+-]+$' "the summary table has a row per benchmark with its value"
+t_unlike "$tmp/out" 'FAILED' "and reports no failure"
+
+drive --out "$tmp/r4" --filter 'NOPE' "$tmp/benchlist"
+t_is $? 1 "a filter that matches nothing is an error"
+t_like "$tmp/out" "no benchmark matches 'NOPE'" "that says so"
+drive --out "$tmp/r5" --series vendor,bogus "$tmp/benchlist"
+t_is $? 2 "an unknown series is refused"
+t_like "$tmp/out" "'bogus' is not vendor, ref or ref-nb" "naming it"
+printf 'crashy two\n' >"$tmp/badlist"
+drive --out "$tmp/r6" "$tmp/badlist"
+t_ok $((! $?)) "a malformed benchmark list is refused"
+t_like "$tmp/out" "badlist:1: 'two' is not a rank count list" "with file, line and the bad field"
+rm -rf "$tmp"
+t_done
