@@ -7,7 +7,7 @@ cd "$top" && . harness/taplib.sh
 tmp=$(mktemp -d)
 printf 'crashy 2\n' >"$tmp/benchlist"
 drive() { "$PYTHON" harness/nbrma-bench --bin "$BUILD/tests" --runner "$TEST_RUNNER" \
-    --series vendor "$@" >"$tmp/out" 2>&1; }
+    --mpi "${MPI:-mpich}" --series vendor "$@" >"$tmp/out" 2>&1; }
 
 drive --out "$tmp/r1" "$tmp/benchlist"
 t_is $? 1 "a crash and wrong data fail the run (exit 1)"
