@@ -16,7 +16,8 @@ mkdir -p "$tdir"
 
 # Sanitized builds: the MPI libraries keep allocations alive until exit; report our leaks only.
 if [ "$SAN" = 1 ]; then
-    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+    # Full unwinding lets leak stacks reach the MPI library frames the suppressions name.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1}"
     export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$top/harness/lsan.supp:print_suppressions=0}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 fi
