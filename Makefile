@@ -66,6 +66,7 @@ install: all
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
 	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
+	install -m 644 harness/nbrma_results.py $(INSTDIR)/share/nbrma/harness/
 	install -m 644 suites/patterns/benchlist $(INSTDIR)/share/nbrma/benchlist
 	install -m 644 README.md docs/*.md $(INSTDIR)/share/doc/nbrma/
 

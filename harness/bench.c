@@ -6,6 +6,7 @@
  * collective the harness itself issues is nonblocking plus a yielding test loop (timing.h). */
 #include "bench.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -346,6 +347,11 @@ static void add_context(const nbh_ctx_t *ctx)
     snprintf(buf, sizeof buf, "%ld", ctx->opts.iters);
     gb_add_context("iters", buf);
     gb_add_context("quick", ctx->opts.quick ? "1" : "0");
+    snprintf(buf, sizeof buf, "%.4f", MPI_Wtick() * 1e6);
+    gb_add_context("wtick_us", buf);
+    snprintf(buf, sizeof buf, "%d", ctx->cores);
+    gb_add_context("cores_per_node", buf);
+    gb_add_context("oversubscribed", ctx->ranks_per_node > ctx->cores ? "1" : "0");
 }
 
 static void print_header(const nbh_ctx_t *ctx)
@@ -361,6 +367,10 @@ static void print_header(const nbh_ctx_t *ctx)
            ctx->nranks, ctx->ranks_per_node, ctx->nnodes, ctx->nnodes == 1 ? "" : "s",
            nbh_win_flavor_name(ctx->opts.window), nbh_work_ns_per_iter());
     printf("# MPI: %s\n", ctx->mpi_library);
+    if (ctx->ranks_per_node > ctx->cores)
+        printf("# NOTE: %d ranks per node on %d cores: oversubscribed. Blocking vendor calls may spin\n"
+               "#       against descheduled peers; times include that (context: oversubscribed=1)\n",
+               ctx->ranks_per_node, ctx->cores);
     fflush(stdout);
 }
 
@@ -377,6 +387,11 @@ static void node_layout(nbh_ctx_t *ctx)
     nbh_allreduce(&v[1], 1, MPI_INT, MPI_SUM, ctx->comm);
     ctx->ranks_per_node = v[0];
     ctx->nnodes = v[1];
+    /* Cores this rank may run on (affinity mask), the smallest across ranks. */
+    cpu_set_t set;
+    ctx->cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                              : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    nbh_allreduce(&ctx->cores, 1, MPI_INT, MPI_MIN, ctx->comm);
 }
 
 static void library_name(char *out, size_t len)

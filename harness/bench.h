@@ -42,6 +42,7 @@ struct nbh_ctx {
     MPI_Comm comm;
     int rank, nranks;
     int ranks_per_node, nnodes;
+    int cores; /* CPUs a rank may run on (the minimum across ranks) */
     char mpi_library[160];
 };
 

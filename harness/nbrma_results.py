@@ -17,6 +17,10 @@ _DECOR = re.compile(r"/(iterations:\d+|manual_time|real_time|repeats:\d+|threads
 _SERIES = ("vendor", "ref", "ref-nb")
 
 
+class ResultsError(Exception):
+    """A results file that cannot be read or is not Google Benchmark JSON (names the file)."""
+
+
 class Result:
     __slots__ = ("name", "exp", "bench", "series", "params", "counters", "time_us", "error",
                  "context", "mpi", "path")
@@ -56,9 +60,15 @@ def split_name(name):
 
 
 def load_file(path):
-    """Results of one JSON file (errors included, aggregates reduced to the median)."""
-    with open(path) as f:
-        doc = json.load(f)
+    """Results of one JSON file (errors included, aggregates reduced to the median).
+    Raises ResultsError naming the file when it is unreadable or not benchmark JSON."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ResultsError("cannot read %s: %s" % (path, e)) from e
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+        raise ResultsError("%s is not Google Benchmark JSON (no 'benchmarks' list)" % path)
     ctx = doc.get("context", {})
     mpi = ctx.get("nbrma_mpi") or os.path.basename(os.path.dirname(os.path.abspath(path)))
     have_aggregates = {b.get("run_name") for b in doc.get("benchmarks", [])
@@ -93,8 +103,5 @@ def load_dir(directory):
     """All results under one results/<mpi>/ directory, in file order."""
     out = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
-        try:
-            out.extend(load_file(path))
-        except (OSError, ValueError) as e:
-            raise SystemExit("nbrma: cannot read %s: %s" % (path, e))
+        out.extend(load_file(path))
     return out

@@ -23,7 +23,7 @@ check(names == {"D1_%s_latency/vendor/size:%d/iterations:30/manual_time" % (o, s
 check(all(b["latency_us"] > 0 and b["latency_min_us"] <= b["latency_us"] for b in bs), "latency counters are positive, min <= median")
 check(all(b["samples"] == 30 and b["iterations"] == 30 for b in bs), "30 samples each under --quick")
 check(not any(b.get("error_occurred") for b in bs), "no benchmark failed validation")
-for k in ("mpi_library", "mpi_standard", "nranks", "ranks_per_node", "nnodes", "experiment", "work_ns_per_iter"):
+for k in ("mpi_library", "mpi_standard", "nranks", "ranks_per_node", "nnodes", "experiment", "work_ns_per_iter", "wtick_us", "cores_per_node", "oversubscribed"):
     check(k in ctx, "context has " + k)
 check(ctx.get("nranks") == "2" and ctx.get("experiment") == "D1", "context: 2 ranks, experiment D1")
 check(ctx.get("mpi_library", "").split()[0] in ("MPICH", "Open"), "context names the MPI library: " + ctx.get("mpi_library", ""))

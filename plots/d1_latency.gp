@@ -1,0 +1,18 @@
+# d1_latency.gp — D1 figure: put/get + flush latency vs message size, one line per op x series.
+# Run by plot.py: gnuplot -e "datadir='DIR'; out='STEM'; term='png|pdf'; ncol=N; mpi='NAME'" X.gp
+# Data: datadir/d1_latency.dat; column 1 size (bytes), then per series a put and a get column,
+# so colour follows the series and the dash/point shape the op.
+if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
+else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
+set output out.'.'.term
+set grid
+set key outside right top
+set title sprintf('D1: RMA latency, put/get + MPI_Win_flush (%s, median)', mpi)
+set xlabel 'message size (bytes)'
+set ylabel 'latency (µs)'
+set logscale x 2
+set logscale y
+set format x '%.0b%B'
+set xtics 4
+plot for [i=2:ncol] datadir.'/d1_latency.dat' using 1:i with linespoints lw 2 \
+     lc i/2 dt 1+i%2 pt 7-i%2 title columnheader(i)

@@ -1,0 +1,17 @@
+# d3_msgrate.gp — D3 figure: time per put when puts are issued in a batch (message rate),
+# one bar per MPI x series for each size/batch case.
+# Run by plot.py: gnuplot -e "datadir='DIR'; out='STEM'; term='png|pdf'; ncol=N" d3_msgrate.gp
+# Data: datadir/d3_msgrate.dat; column 1 case label, then one column per MPI x series.
+if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
+else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
+set output out.'.'.term
+set grid ytics
+set key outside right top
+set title 'D3: message rate, time per put in a batch ended by one flush (median)'
+set ylabel 'time per put (µs)'
+set yrange [0:*]
+set style data histograms
+set style histogram clustered gap 1
+set xtics nomirror
+set style fill solid 0.8 border -1
+plot for [i=2:ncol] datadir.'/d3_msgrate.dat' using i:xtic(1) title columnheader(i)

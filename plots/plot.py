@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""plot.py — draw the nbrma figures from benchmark JSON: plot.py --results results/mpich
+Reads DIR/*.json (and, for the per-MPI comparisons, the sibling directories DIR/../*/), writes one
+whitespace-separated table per figure to DIR/plots/data/ and runs gnuplot on plots/<figure>.gp
+to produce DIR/plots/<figure>.png and .pdf. Layout and figures: docs/plots.md.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "harness"))  # repo and share/nbrma alike
+import nbrma_results  # noqa: E402
+
+SERIES_ORDER = ("vendor", "ref", "ref-nb")
+
+
+class Failure(Exception):
+    pass
+
+
+# ---- loading ---------------------------------------------------------------------------------
+
+def load_files(directory, strict, warn):
+    """Error-free results of DIR/*.json. A file that cannot be read is fatal when strict,
+    otherwise (sibling directories) skipped with a warning."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+        try:
+            out.extend(r for r in nbrma_results.load_file(path) if r.error is None)
+        except nbrma_results.ResultsError as e:
+            if strict:
+                raise Failure(str(e))
+            warn("skipping %s" % e)
+    return out
+
+
+def dedup(results):
+    """Keep the last result per (MPI, name): a rerun in a later file replaces the earlier one."""
+    return list({(r.mpi, r.name): r for r in results}.values())
+
+
+def load_all(directory, warn):
+    """(own results, own plus sibling results). A sibling whose MPI label is already taken is
+    relabelled "mpi(dirname)" so its bars stay distinct."""
+    own = dedup(load_files(directory, True, warn))
+    every, taken = list(own), {r.mpi for r in own}
+    parent = os.path.dirname(os.path.abspath(directory))
+    for d in sorted(glob.glob(os.path.join(parent, "*", ""))):
+        if os.path.samefile(d, directory):
+            continue
+        rs = dedup(load_files(d, False, warn))
+        clash = {r.mpi for r in rs} & taken
+        for r in rs:
+            if r.mpi in clash:
+                r.mpi = "%s(%s)" % (r.mpi, os.path.basename(os.path.normpath(d)))
+        taken |= {r.mpi for r in rs}
+        every += rs
+    return own, every
+
+
+# ---- tables ----------------------------------------------------------------------------------
+
+def series_key(s):
+    return (SERIES_ORDER.index(s) if s in SERIES_ORDER else len(SERIES_ORDER), s or "")
+
+
+def pick(results, benches):
+    return [r for r in results if r.bench in benches]
+
+
+def groups(results, with_mpi):
+    """The (mpi, series) pairs present, MPIs alphabetical, series in SERIES_ORDER."""
+    keys = {(r.mpi, r.series or "-") for r in results}
+    return sorted(keys, key=lambda k: (k[0], series_key(k[1])) if with_mpi else series_key(k[1]))
+
+
+def glabel(g, with_mpi):
+    return "%s %s" % g if with_mpi else g[1]
+
+
+def wide(results, row, col, value, cols):
+    """Table {row key: {col key: number}} of the results; rows that end up empty are dropped."""
+    t = {}
+    for r in results:
+        v, rk = value(r), row(r)
+        if v is not None and rk is not None and col(r) in cols:
+            t.setdefault(rk, {})[col(r)] = v
+    return t
+
+
+def counter(name):
+    return lambda r: r.counters.get(name)
+
+
+def table(comment, head, t, cols, rowlabel=None):
+    """(text, number of columns) of a data file: '#' comment lines, a header row (gnuplot
+    columnheader), one row per key of t in sorted order; NaN marks a missing value (gnuplot
+    leaves no bar and breaks the line there)."""
+    q = lambda s: '"%s"' % str(s).replace('"', "'")
+    lines = ["# " + c for c in comment]
+    empty = {i for i, c in enumerate(cols, 1) if not any(c in row for row in t.values())}
+    lines.append(" ".join(q(h + (" (no data)" if i in empty else "")) for i, h in enumerate(head)))
+    for rk in sorted(t):
+        first = q(rowlabel(rk)) if rowlabel else str(rk)
+        lines.append(" ".join([first] + ["%.6g" % t[rk][c] if c in t[rk] else "NaN" for c in cols]))
+    return "\n".join(lines) + "\n", len(head)
+
+
+def param_label(params, names):
+    return " ".join("%s=%s" % (k, params[k]) for k in names if k in params)
+
+
+# ---- figures: each returns {data file: (text, columns)} or None -----------------------------
+
+def lines(rs, ops, x, value, with_mpi):
+    """Line table: column 1 = parameter x, then one column per (MPI x) series x op, op varying
+    fastest so that the .gp scripts pair colour (series) with dash and point shape (op)."""
+    cols = [g + (b,) for g in groups(rs, with_mpi) for b in ops]
+    t = wide(rs, lambda r: r.params.get(x), lambda r: (r.mpi, r.series or "-", r.bench),
+             value, cols)
+    return [x] + ["%s %s" % (glabel(c[:2], with_mpi), ops[c[2]]) for c in cols], t, cols
+
+
+def fig_d1(own, every):
+    rs = pick(own, {"D1_put_latency", "D1_get_latency"})
+    head, t, cols = lines(rs, {"D1_put_latency": "put", "D1_get_latency": "get"}, "size",
+                          counter("latency_us"), len({r.mpi for r in rs}) > 1)
+    comment = ["median latency_us (µs) of D1_put_latency, D1_get_latency",
+               "column 1: size (bytes); then a put and a get column per series"]
+    return t and {"d1_latency.dat": table(comment, head, t, cols)}
+
+
+def fig_d2(own, every):
+    rs = pick(own, {"D2_put_overlap", "D2_get_overlap"})
+    head, t, cols = lines(rs, {"D2_put_overlap": "put", "D2_get_overlap": "get"}, "size",
+                          counter("overlap_ratio"), len({r.mpi for r in rs}) > 1)
+    comment = ["median overlap_ratio (0..1) of D2_put_overlap, D2_get_overlap",
+               "column 1: size (bytes); then a put and a get column per series"]
+    return t and {"d2_overlap.dat": table(comment, head, t, cols)}
+
+
+def per_mpi_bars(every, benches, row, value, rowname):
+    """Rows = bar groups, one column per MPI x series; also the header."""
+    rs = pick(every, benches)
+    cols = groups(rs, True)
+    t = wide(rs, row, lambda r: (r.mpi, r.series or "-"), value, cols)
+    return [rowname] + [glabel(c, True) for c in cols], t, cols
+
+
+def fig_d3(own, every):
+    if not pick(own, {"D3_put_rate"}):
+        return None
+    head, t, cols = per_mpi_bars(
+        every, {"D3_put_rate"}, lambda r: (r.params.get("size", 0), r.params.get("batch", 0),
+                                           param_label(r.params, ("size", "batch"))),
+        counter("per_put_us"), "case")
+    comment = ["median per_put_us (µs) of D3_put_rate, per MPI x series",
+               "column 1: size and batch; then one column per MPI and series"]
+    return {"d3_msgrate.dat": table(comment, head, t, cols, lambda k: k[-1])}
+
+
+def fig_d4(own, every):
+    files = {}
+    acc = {"D4_acc_sum": "SUM", "D4_acc_min": "MIN"}
+    if pick(own, acc):
+        head, t, cols = lines(pick(every, acc), acc, "size", counter("latency_us"), True)
+        comment = ["median latency_us (µs) of D4_acc_sum, D4_acc_min, per MPI x series",
+                   "column 1: size (bytes); then a SUM and a MIN column per MPI and series"]
+        files["d4_atomics.acc.dat"] = table(comment, head, t, cols)
+    rmw = {"D4_fetch_and_op": "fetch_and_op", "D4_cas": "compare_and_swap"}
+    if pick(own, rmw):
+        order = list(rmw)
+        head, t, cols = per_mpi_bars(every, rmw, lambda r: order.index(r.bench),
+                                     counter("latency_us"), "op")
+        comment = ["median latency_us (µs) of D4_fetch_and_op, D4_cas, per MPI x series",
+                   "column 1: operation; then one column per MPI and series"]
+        files["d4_atomics.rmw.dat"] = table(comment, head, t, cols, lambda k: rmw[order[k]])
+    return files
+
+
+def fig_d5(own, every):
+    if not pick(own, {"D5_fence"}):
+        return None
+    head, t, cols = per_mpi_bars(every, {"D5_fence"}, lambda r: r.params.get("procs"),
+                                 counter("fence_us"), "procs")
+    comment = ["median fence_us (µs) of D5_fence, per MPI x series",
+               "column 1: procs; then one column per MPI and series"]
+    return {"d5_fence.dat": table(comment, head, t, cols)}
+
+
+def fig_d6(own, every):
+    rs = pick(own, {"D6_pscw_ring"})
+    multi = len({r.mpi for r in rs}) > 1
+    parts = ["post", "start", "complete", "wait"]
+    t = {}
+    for r in rs:
+        s = r.series or "-"
+        label = "%s %s" % (param_label(r.params, ("procs", "k")), glabel((r.mpi, s), multi))
+        key = (r.params.get("procs", 0), r.params.get("k", 0), r.mpi, series_key(s), label)
+        vals = {p: r.counters[p + "_us"] for p in parts if p + "_us" in r.counters}
+        if vals:
+            t[key] = vals
+    if not t:
+        return None
+    comment = ["median post_us, start_us, complete_us, wait_us (µs) of D6_pscw_ring",
+               "column 1: procs, k (ring neighbours) and series; then one column per call"]
+    return {"d6_pscw.dat": table(comment, ["case"] + parts, t, parts, lambda k: k[-1])}
+
+
+D7_CASES = [("D7_lock_exclusive", "epoch_us", "lock_exclusive epoch"),
+            ("D7_lock_shared", "epoch_us", "lock_shared epoch"),
+            ("D7_lock_all", "epoch_us", "lock_all epoch"),
+            ("D7_flush", "flush_us", "flush"),
+            ("D7_sync", "sync_us", "sync"),
+            ("D7_lock_put_unlock", "epoch_us", "lock+put+unlock epoch")]
+
+
+def fig_d7(own, every):
+    benches = [c[0] for c in D7_CASES]
+    if not pick(own, benches):
+        return None
+    head, t, cols = per_mpi_bars(every, benches, lambda r: benches.index(r.bench),
+                                 lambda r: r.counters.get(D7_CASES[benches.index(r.bench)][1]),
+                                 "case")
+    comment = ["median µs per D7 case (epoch_us, flush_us or sync_us), per MPI x series",
+               "column 1: case; then one column per MPI and series"]
+    return {"d7_passive.dat": table(comment, head, t, cols, lambda k: D7_CASES[k][2])}
+
+
+FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
+           "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7}
+
+
+# ---- drawing ---------------------------------------------------------------------------------
+
+def gp_str(s):
+    return "'%s'" % str(s).replace("'", "''")
+
+
+def draw(gnuplot, script, variables):
+    setup = "; ".join("%s=%s" % (k, v if isinstance(v, int) else gp_str(v))
+                      for k, v in variables.items())
+    p = subprocess.run([gnuplot, "-e", setup, script], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
+    if p.returncode != 0:
+        raise Failure("gnuplot failed on %s (exit %d):\n%s" % (script, p.returncode,
+                                                               p.stderr.strip()))
+    return p.stderr.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Draw the nbrma figures from benchmark JSON.")
+    ap.add_argument("--results", required=True, help="results directory (results/<mpi>)")
+    ap.add_argument("--only", default="", help="draw only figures whose name matches REGEX")
+    ap.add_argument("--format", default="png,pdf", help="comma-separated: png, pdf")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    a = ap.parse_args()
+    say = (lambda m: None) if a.quiet else (lambda m: print("plot: " + m, file=sys.stderr))
+    warn = lambda m: print("plot: " + m, file=sys.stderr)
+    formats = [f for f in a.format.split(",") if f]
+    if not formats or set(formats) - {"png", "pdf"}:
+        raise Failure("--format takes png and/or pdf, not %r" % a.format)
+    if not os.path.isdir(a.results):
+        raise Failure("no results directory %s" % a.results)
+    try:
+        only = re.compile(a.only)
+    except re.error as e:
+        raise Failure("bad --only regex %r: %s" % (a.only, e))
+
+    own, every = load_all(a.results, warn)
+    mpi = ",".join(sorted({r.mpi for r in own}))
+    outdir = os.path.join(a.results, "plots")
+    datadir = os.path.join(outdir, "data")
+    todo = []
+    for script in sorted(glob.glob(os.path.join(HERE, "*.gp"))):
+        name = os.path.basename(script)[:-3]
+        if not only.search(name):
+            continue
+        build = FIGURES.get(name)
+        if not build:
+            warn("%s.gp: no builder for it in plot.py, skipped" % name)
+            continue
+        got = build(own, every)
+        # Never leave data or a figure drawn from results that are gone.
+        stale = glob.glob(os.path.join(datadir, name + ".*dat"))
+        if not got:
+            stale += [os.path.join(outdir, name + ext) for ext in (".png", ".pdf")]
+        for path in stale:
+            if os.path.exists(path):
+                os.remove(path)
+        if not got:
+            say("%s: no data in %s, skipped" % (name, a.results))
+            continue
+        # gnuplot gets the column count of each file: ncol for NAME.dat, ncol_X for NAME.X.dat
+        os.makedirs(datadir, exist_ok=True)
+        ncols = {}
+        for fname, (text, n) in got.items():
+            with open(os.path.join(datadir, fname), "w", encoding="utf-8") as f:
+                f.write(text)
+            ncols["ncol" + fname[len(name):-len(".dat")].replace(".", "_")] = n
+        todo.append((name, script, ncols))
+
+    gnuplot = os.environ.get("GNUPLOT", "gnuplot")
+    if todo and not shutil.which(gnuplot):
+        raise Failure("gnuplot not found (%s); install gnuplot (gnuplot-nox) or set GNUPLOT. "
+                      "The data files are in %s" % (gnuplot, datadir))
+    for name, script, extra in todo:
+        stem = os.path.join(os.path.abspath(outdir), name)
+        for f in formats:
+            v = dict(datadir=os.path.abspath(datadir), out=stem, term=f, mpi=mpi, **extra)
+            try:
+                msg = draw(gnuplot, script, v)
+            except Failure:
+                if os.path.exists(stem + "." + f):
+                    os.remove(stem + "." + f)  # no half-drawn figure
+                raise
+            if msg:
+                warn("gnuplot on %s.gp said: %s" % (name, msg))
+        say("wrote %s.{%s}" % (os.path.join(outdir, name), ",".join(formats)))
+    print("plot: %s" % ("figures: " + " ".join(t[0] for t in todo) if todo
+                        else "no figures (no data)"))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failure as e:
+        print("plot: error: %s" % e, file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,98 @@
+#!/bin/sh
+# test_plot.sh — plots/plot.py on real benchmark JSON: real PNG and PDF figures, data files that
+# hold exactly the JSON's numbers, per-MPI bars from a sibling results directory, a clear error
+# for a corrupt JSON or a missing gnuplot, and "no data" notes (no figures) for an empty directory.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" && . harness/taplib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+res=$tmp/results/this
+mkdir -p "$res" "$tmp/results/other"
+
+# A few quick benchmarks on 2 ranks (a few seconds in all).
+ok=0
+for b in "d1_latency --sizes 8,1K" "d4_atomics --sizes 8" d7_passive d5_fence; do
+    # shellcheck disable=SC2086 # split "prog args" on purpose
+    set -- $b
+    prog=$1
+    shift
+    mpirun_n 2 "$BUILD/bin/$prog" --quick --series vendor "$@" --out "$res/$prog.json" \
+        >>"$tmp/bench.log" 2>&1 || ok=1
+done
+t_ok $ok "quick d1, d4, d5, d7 runs wrote JSON"
+[ $ok -eq 0 ] || sed 's/^/# /' "$tmp/bench.log" | tail -20
+# A second "MPI" next to it: the same JSON under another nbrma_mpi name.
+for f in "$res"/*.json; do
+    sed 's/"nbrma_mpi": "[^"]*"/"nbrma_mpi": "othermpi"/' "$f" >"$tmp/results/other/${f##*/}"
+done
+
+plot() { "$PYTHON" plots/plot.py "$@" >"$tmp/out" 2>"$tmp/err"; }
+plot --results "$res"
+t_is $? 0 "plot.py exits 0"
+bad=0
+for fig in d1_latency d4_atomics d5_fence d7_passive; do
+    png=$res/plots/$fig.png pdf=$res/plots/$fig.pdf
+    { [ -s "$png" ] && [ "$(head -c 4 "$png" | tail -c 3)" = PNG ] &&
+      [ -s "$pdf" ] && [ "$(head -c 5 "$pdf")" = %PDF- ]; } || { echo "# bad or missing $fig"; bad=1; }
+done
+t_ok $bad "d1, d4, d5, d7 each have a real PNG and PDF"
+t_like "$tmp/out" '^plot: figures: d1_latency d4_atomics d5_fence d7_passive$' "the last line lists the figures"
+t_like "$tmp/err" '^plot: d6_pscw: no data in ' "a figure without results gets a one-line note"
+[ ! -e "$res/plots/d6_pscw.png" ] && [ ! -e "$res/plots/d2_overlap.pdf" ]
+t_ok $? "and is not drawn"
+
+# Every number of the JSON is in the data files, in the row and column it belongs to.
+"$PYTHON" - "$res" <<'PY' >"$tmp/check" 2>&1
+import os, shlex, sys
+sys.path.insert(0, "harness")
+import nbrma_results
+res = sys.argv[1]
+def load(name):  # data file -> {(row label, column header): value}
+    lines = [l for l in open(os.path.join(res, "plots", "data", name)) if not l.startswith("#")]
+    head = shlex.split(lines[0])
+    return {(r[0], h): r[i] for r in map(shlex.split, lines[1:]) for i, h in enumerate(head) if i}
+d1, d7 = load("d1_latency.dat"), load("d7_passive.dat")
+bad, n = [], 0
+for r in nbrma_results.load_dir(res):
+    if r.bench.startswith("D1_"):
+        key = (str(r.params["size"]), "vendor " + r.bench.split("_")[1])
+        got, want = d1.get(key), "%.6g" % r.counters["latency_us"]
+    elif r.bench == "D7_flush":
+        key = ("flush", r.mpi + " vendor")
+        got, want = d7.get(key), "%.6g" % r.counters["flush_us"]
+        key2 = ("flush", "othermpi vendor")  # the sibling directory's copy
+        bad += [] if d7.get(key2) == want else [(key2, d7.get(key2), want)]
+    else:
+        continue
+    n += 1
+    bad += [] if got == want else [(key, got, want)]
+print("checked %d values; mismatches: %s" % (n, bad))
+sys.exit(1 if bad or n != 5 else 0)
+PY
+st=$?
+t_ok $st "data files hold the JSON's D1 sizes and latencies and D7 flush times"
+[ $st -eq 0 ] || sed 's/^/# /' "$tmp/check"
+t_like "$res/plots/data/d7_passive.dat" '"othermpi vendor"' "bars include the sibling directory's MPI"
+t_like "$res/plots/data/d1_latency.dat" '^# ' "data files open with a comment naming the columns"
+
+# A corrupt JSON: exit 1, the file named.
+mkdir -p "$tmp/bad/r"
+cp "$res/d1_latency.json" "$tmp/bad/r/"
+printf '{"context": {}, "benchmarks": [' >"$tmp/bad/r/broken.json"
+plot --results "$tmp/bad/r"
+t_is $? 1 "a corrupt JSON file makes plot.py exit 1"
+t_like "$tmp/err" 'cannot read .*/bad/r/broken\.json' "the message names the file"
+
+# No gnuplot: exit 1 with a clear message.
+GNUPLOT=/nonexistent/gnuplot plot --results "$res" --only d7
+t_is $? 1 "a missing gnuplot makes plot.py exit 1"
+t_like "$tmp/err" 'gnuplot not found' "and says so"
+
+# An empty results directory: exit 0, notes, no figures.
+mkdir -p "$tmp/empty/r"
+plot --results "$tmp/empty/r"
+t_is $? 0 "an empty results directory exits 0"
+t_like "$tmp/err" 'no data' "with 'no data' notes"
+[ -z "$(find "$tmp/empty" -name '*.png' -o -name '*.pdf')" ]
+t_ok $? "and draws no figure"
+t_done
