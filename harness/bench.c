@@ -351,7 +351,7 @@ static void add_context(const nbh_ctx_t *ctx)
     gb_add_context("wtick_us", buf);
     snprintf(buf, sizeof buf, "%d", ctx->cores);
     gb_add_context("cores_per_node", buf);
-    gb_add_context("oversubscribed", ctx->ranks_per_node > ctx->cores ? "1" : "0");
+    gb_add_context("oversubscribed", ctx->oversubscribed ? "1" : "0");
 }
 
 static void print_header(const nbh_ctx_t *ctx)
@@ -367,7 +367,7 @@ static void print_header(const nbh_ctx_t *ctx)
            ctx->nranks, ctx->ranks_per_node, ctx->nnodes, ctx->nnodes == 1 ? "" : "s",
            nbh_win_flavor_name(ctx->opts.window), nbh_work_ns_per_iter());
     printf("# MPI: %s\n", ctx->mpi_library);
-    if (ctx->ranks_per_node > ctx->cores)
+    if (ctx->oversubscribed)
         printf("# NOTE: %d ranks per node on %d cores: oversubscribed. Blocking vendor calls may spin\n"
                "#       against descheduled peers; times include that (context: oversubscribed=1)\n",
                ctx->ranks_per_node, ctx->cores);
@@ -381,17 +381,27 @@ static void node_layout(nbh_ctx_t *ctx)
     MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &nsize);
     MPI_Comm_rank(node, &nrank);
+    /* The CPUs the node's ranks may use: the union of their affinity masks (a launcher that
+     * binds each rank to one core still gives the job every core it bound). */
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        CPU_ZERO(&set);
+        for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &set);
+    }
+    MPI_Request r;
+    MPI_Iallreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE, MPI_BOR, node, &r);
+    nbh_wait(&r);
     MPI_Comm_free(&node);
-    int v[2] = {nsize, nrank == 0};
+    int v[4] = {nsize, nrank == 0, CPU_COUNT(&set), nsize > CPU_COUNT(&set)};
     nbh_allreduce(&v[0], 1, MPI_INT, MPI_MAX, ctx->comm);
     nbh_allreduce(&v[1], 1, MPI_INT, MPI_SUM, ctx->comm);
+    nbh_allreduce(&v[2], 1, MPI_INT, MPI_MIN, ctx->comm);
+    nbh_allreduce(&v[3], 1, MPI_INT, MPI_MAX, ctx->comm);
     ctx->ranks_per_node = v[0];
     ctx->nnodes = v[1];
-    /* Cores this rank may run on (affinity mask), the smallest across ranks. */
-    cpu_set_t set;
-    ctx->cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                              : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    nbh_allreduce(&ctx->cores, 1, MPI_INT, MPI_MIN, ctx->comm);
+    ctx->cores = v[2];
+    ctx->oversubscribed = v[3];
 }
 
 static void library_name(char *out, size_t len)

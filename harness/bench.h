@@ -42,7 +42,8 @@ struct nbh_ctx {
     MPI_Comm comm;
     int rank, nranks;
     int ranks_per_node, nnodes;
-    int cores; /* CPUs a rank may run on (the minimum across ranks) */
+    int cores;          /* CPUs the ranks of a node may use (the minimum across nodes) */
+    int oversubscribed; /* some node runs more ranks than it has such CPUs */
     char mpi_library[160];
 };
 

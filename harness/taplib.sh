@@ -3,10 +3,16 @@
 : "${TEST_RUNNER:=mpiexec.mpich -n}" "${BUILD:=build/mpich}" "${PYTHON:=python3}"
 _t_n=0
 _t_fail=0
-# t_ok STATUS DESCRIPTION — STATUS 0 passes (the exit status of the check just run).
+# t_ok STATUS DESCRIPTION — STATUS 0 passes (the exit status of the check just run). A
+# description containing "# TODO" marks an expected failure: reported, not counted.
 t_ok() {
     _t_n=$((_t_n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $_t_n - $2"; else echo "not ok $_t_n - $2"; _t_fail=$((_t_fail + 1)); fi
+    if [ "$1" -eq 0 ]; then
+        echo "ok $_t_n - $2"
+    else
+        echo "not ok $_t_n - $2"
+        case $2 in *"# TODO"*) ;; *) _t_fail=$((_t_fail + 1)) ;; esac # TODO: expected to fail
+    fi
 }
 # t_is GOT EXPECTED DESCRIPTION
 t_is() {

@@ -11,7 +11,7 @@ mkdir -p "$res" "$tmp/results/other"
 
 # A few quick benchmarks on 2 ranks (a few seconds in all).
 ok=0
-for b in "d1_latency --sizes 8,1K" "d4_atomics --sizes 8" d7_passive d5_fence; do
+for b in "d1_latency --sizes 8,1K" "d4_atomics --sizes 8 --benchmark_filter=D4_(acc|fetch)" d7_passive d5_fence; do
     # shellcheck disable=SC2086 # split "prog args" on purpose
     set -- $b
     prog=$1
