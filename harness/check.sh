@@ -1,19 +1,18 @@
 #!/bin/sh
 # check.sh — `make check`: turn every testlist into prove test files and run prove.
 #
-# A testlist line is   PROGRAM NPROCS [timeout=SECONDS] [-- ARGS...]   ('#' starts a comment).
-# PROGRAM is a built test ($BUILD/tests/NAME), a benchmark ($BUILD/bin/NAME) or a script path
-# relative to the testlist's directory. NPROCS 0 runs the program directly (scripts launch MPI
-# themselves). Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
+# A testlist line is   PROGRAM NPROCS [timeout=SECONDS] [env=NAME=VALUE ...] [-- ARGS...]
+# ('#' starts a comment). PROGRAM is a built program ($BUILD/tests, $BUILD/conformance or
+# $BUILD/bin) or a script path relative to the testlist's directory. NPROCS 0 runs the program
+# directly (scripts launch MPI themselves). A `known-failures` file next to the testlist
+# (lines `MPI REGEX REASON`) marks tests whose name (program and arguments) matches as known
+# vendor failures on that MPI: they run, and report as TAP TODO instead of failing.
+# Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}" "${PROVE:=prove}"
 : "${PYTHON:=python3}" "${SAN:=}"
-tdir="$BUILD/t"
-rm -rf "$tdir"
-mkdir -p "$tdir"
-
 # Sanitized builds: the MPI libraries keep allocations alive until exit; report our leaks only.
 if [ "$SAN" = 1 ]; then
     # Full unwinding lets leak stacks reach the MPI library frames the suppressions name.
@@ -23,7 +22,12 @@ if [ "$SAN" = 1 ]; then
 fi
 
 n=0
-for list in $(find . -name testlist -not -path './build/*' -not -path './.git/*' | sort); do
+# TESTLISTS (space-separated paths) overrides the search, for testing this script itself.
+lists=${TESTLISTS:-$(find . -name testlist -not -path './build/*' -not -path './.git/*' | sort)}
+tdir="$BUILD/t${TESTLISTS:+-custom}"
+rm -rf "$tdir"
+mkdir -p "$tdir"
+for list in $lists; do
     dir=$(dirname "$list")
     while IFS= read -r line || [ -n "$line" ]; do
         line=${line%%#*}
@@ -31,18 +35,31 @@ for list in $(find . -name testlist -not -path './build/*' -not -path './.git/*'
         set -- $line
         prog=$1 np=$2
         shift 2
-        limit=300
-        if [ $# -gt 0 ]; then
-            case $1 in timeout=*) limit=${1#timeout=}; shift ;; esac
-        fi
-        [ $# -gt 0 ] && [ "$1" = "--" ] && shift
+        limit=300 envs=""
+        while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+            case $1 in
+            timeout=*) limit=${1#timeout=} ;;
+            env=*=*) envs="$envs '${1#env=}'" ;;
+            *) echo "check.sh: $list: unknown field '$1' in: $line" >&2; exit 2 ;;
+            esac
+            shift
+        done
+        [ $# -gt 0 ] && shift # the --
         case $prog in
-        */* | *.sh | *.py) path=$top/${dir#./}/$prog ;;
-        *) if [ -x "$BUILD/tests/$prog" ]; then path=$top/$BUILD/tests/$prog
-           elif [ -x "$BUILD/bin/$prog" ]; then path=$top/$BUILD/bin/$prog
-           else echo "check.sh: $list: no program '$prog' in $BUILD/tests or $BUILD/bin" >&2; exit 2
-           fi ;;
+        */* | *.sh | *.py) case $dir in /*) path=$dir/$prog ;; *) path=$top/${dir#./}/$prog ;; esac ;;
+        *) path=""
+           for d in tests conformance bin; do
+               [ -x "$BUILD/$d/$prog" ] && { path=$top/$BUILD/$d/$prog; break; }
+           done
+           [ -n "$path" ] || { echo "check.sh: $list: no program '$prog' in $BUILD/{tests,conformance,bin}" >&2; exit 2; } ;;
         esac
+        known=""
+        if [ -f "$dir/known-failures" ]; then
+            known=$(grep -v '^#' "$dir/known-failures" | while read -r kmpi rx reason; do
+                case $kmpi in "$MPI" | "*") ;; *) continue ;; esac
+                if echo "$prog $*" | grep -Eq -- "$rx"; then echo "$reason"; break; fi
+            done)
+        fi
         # A readable, bounded file name: directory, program, first argument(s).
         name=$(echo "${dir#./}_$(basename "$prog" .sh)${1:+_$1}${2:+_$2}" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-60)
         n=$((n + 1))
@@ -51,6 +68,8 @@ for list in $(find . -name testlist -not -path './build/*' -not -path './.git/*'
             echo "#!/bin/sh"
             echo "cd '$top'"
             echo "export MPI='$MPI' BUILD='$BUILD' TEST_RUNNER='$TEST_RUNNER' PYTHON='$PYTHON'"
+            [ -z "$envs" ] || echo "export $envs"
+            [ -z "$known" ] || echo "export NBRMA_KNOWN_FAILURE='$(echo "$known" | tr -d "'")'"
             echo "exec sh '$top/harness/run-test.sh' $np $limit '$path' $*"
         } >"$t"
     done <"$list"
