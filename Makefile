@@ -25,9 +25,11 @@ $(OBJ)/%.o: %.c
 include harness/module.mk
 include suites/patterns/module.mk
 include harness/tests/module.mk
+include suites/conformance/module.mk
+include ref/module.mk
 
 .PHONY: all deps check bench plots install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(TEST_BINS)
+all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
@@ -61,8 +63,11 @@ plots:
 INSTDIR := $(DESTDIR)$(PREFIX)
 install: all
 	install -d $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma/plots \
+	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include \
 	  $(INSTDIR)/share/nbrma/harness $(INSTDIR)/share/doc/nbrma
 	install -m 755 $(PATTERN_BINS) $(INSTDIR)/libexec/nbrma/$(MPI)/
+	install -m 755 $(NBRMA_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
+	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
 	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
@@ -79,7 +84,8 @@ installcheck:
 	@echo "installcheck: OK ($(INSTDIR)/libexec/nbrma/$(MPI))"
 
 uninstall:
-	rm -rf $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma $(INSTDIR)/share/doc/nbrma
+	rm -rf $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma $(INSTDIR)/share/doc/nbrma \
+	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include/nbrma.h
 
 clean:
 	rm -rf $(BUILD)

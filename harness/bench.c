@@ -23,8 +23,8 @@
 extern int MPIX_Nbrma_set_impl(const char *impl) __attribute__((weak));
 extern int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *req) __attribute__((weak));
 
-static int g_failed;                  /* a case failed validation: exit non-zero */
-static nbh_case_t **g_cases;          /* freed after the run */
+static int g_failed;         /* a case failed validation: exit non-zero */
+static nbh_case_t **g_cases; /* freed after the run */
 static size_t g_ncases, g_capcases;
 static char g_crash_msg[320];
 static size_t g_crash_len;
@@ -36,7 +36,7 @@ static void on_crash(int sig)
 {
     if (g_crash_len)
         (void)!write(2, g_crash_msg, g_crash_len);
-    const struct sigaction *old = sig == SIGSEGV ? &g_old_segv
+    const struct sigaction *old = sig == SIGSEGV  ? &g_old_segv
                                   : sig == SIGBUS ? &g_old_bus
                                   : sig == SIGFPE ? &g_old_fpe
                                   : sig == SIGILL ? &g_old_ill
@@ -83,8 +83,8 @@ _Noreturn void nbh_mpi_fail(const nbh_case_t *c, const char *call, int rc, const
 
 /* ---- cases ---------------------------------------------------------------------------------- */
 
-void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn,
-                  const char *fmt, ...)
+void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn, const char *fmt,
+                  ...)
 {
     nbh_case_t *c = calloc(1, sizeof *c);
     if (!c || (g_ncases == g_capcases &&
@@ -368,9 +368,11 @@ static void print_header(const nbh_ctx_t *ctx)
            nbh_win_flavor_name(ctx->opts.window), nbh_work_ns_per_iter());
     printf("# MPI: %s\n", ctx->mpi_library);
     if (ctx->oversubscribed)
-        printf("# NOTE: %d ranks per node on %d cores: oversubscribed. Blocking vendor calls may spin\n"
-               "#       against descheduled peers; times include that (context: oversubscribed=1)\n",
-               ctx->ranks_per_node, ctx->cores);
+        printf(
+            "# NOTE: %d ranks per node on %d cores: oversubscribed. Blocking vendor calls may "
+            "spin\n"
+            "#       against descheduled peers; times include that (context: oversubscribed=1)\n",
+            ctx->ranks_per_node, ctx->cores);
     fflush(stdout);
 }
 
@@ -505,8 +507,8 @@ int nbh_main(int argc, char **argv, const nbh_experiment_t *ex)
     if (ctx.opts.quick)
         apply_quick(&ctx.opts, ex);
     if ((ex->uses & NBH_USE_SIZES) && ctx.opts.nsizes == 0)
-        ctx.opts.nsizes = nbh_parse_sizes(ex->default_sizes, ctx.opts.sizes, NBH_MAX_SIZES, err,
-                                          sizeof err);
+        ctx.opts.nsizes =
+            nbh_parse_sizes(ex->default_sizes, ctx.opts.sizes, NBH_MAX_SIZES, err, sizeof err);
     nbh_work_calibrate();
     library_name(ctx.mpi_library, sizeof ctx.mpi_library);
     node_layout(&ctx);
@@ -521,8 +523,8 @@ int nbh_main(int argc, char **argv, const nbh_experiment_t *ex)
         const char *why = "";
         if (!series_available((nbh_series_t)s, &why)) {
             if (ctx.rank == 0)
-                fprintf(stderr, "%s: series %s skipped: %s\n", prog, nbh_series_name((nbh_series_t)s),
-                        why);
+                fprintf(stderr, "%s: series %s skipped: %s\n", prog,
+                        nbh_series_name((nbh_series_t)s), why);
             continue;
         }
         ex->register_cases(&ctx, (nbh_series_t)s);
@@ -532,7 +534,8 @@ int nbh_main(int argc, char **argv, const nbh_experiment_t *ex)
     if (g_failed) {
         rc = 1;
         if (ctx.rank == 0)
-            fprintf(stderr, "%s: FAILED: at least one benchmark moved wrong data (see above)\n", prog);
+            fprintf(stderr, "%s: FAILED: at least one benchmark moved wrong data (see above)\n",
+                    prog);
     }
 out:
     for (size_t i = 0; i < g_ncases; i++)

@@ -18,8 +18,8 @@ typedef struct nbh_ctx nbh_ctx_t;
 typedef struct {
     const nbh_ctx_t *ctx;
     nbh_series_t series;
-    int op;       /* experiment-specific variant */
-    size_t size;  /* bytes; 0 where it has no meaning */
+    int op;      /* experiment-specific variant */
+    size_t size; /* bytes; 0 where it has no meaning */
     char name[160];
 } nbh_case_t;
 
@@ -50,8 +50,8 @@ struct nbh_ctx {
 int nbh_main(int argc, char **argv, const nbh_experiment_t *ex);
 
 /* Register a case; the name is formatted from fmt (must start with the experiment id). */
-void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn,
-                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn, const char *fmt,
+                  ...) __attribute__((format(printf, 6, 7)));
 
 /* Samples of NQ named quantities (seconds). Each sample takes the max across ranks;
  * quantity 0 is the iteration time Google Benchmark sees. */
@@ -80,7 +80,7 @@ typedef struct {
     unsigned char *base;
     MPI_Aint bytes;
     nbh_win_flavor_t flavor;
-    MPI_Aint *remote;  /* dynamic: each rank's base address */
+    MPI_Aint *remote; /* dynamic: each rank's base address */
 } nbh_win_t;
 
 void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes);
@@ -107,11 +107,11 @@ int nbh_verify(gb_state_t *st, const nbh_case_t *c, int ok, const char *fmt, ...
     __attribute__((format(printf, 4, 5)));
 
 /* Abort loudly, naming the running case, when an MPI call fails. */
-#define NBH_MPI(c, call)                                                  \
-    do {                                                                  \
-        int nbh_rc_ = (call);                                             \
-        if (nbh_rc_ != MPI_SUCCESS)                                       \
-            nbh_mpi_fail((c), #call, nbh_rc_, __FILE__, __LINE__);        \
+#define NBH_MPI(c, call)                                                                           \
+    do {                                                                                           \
+        int nbh_rc_ = (call);                                                                      \
+        if (nbh_rc_ != MPI_SUCCESS)                                                                \
+            nbh_mpi_fail((c), #call, nbh_rc_, __FILE__, __LINE__);                                 \
     } while (0)
 _Noreturn void nbh_mpi_fail(const nbh_case_t *c, const char *call, int rc, const char *file,
                             int line);

@@ -1,10 +1,11 @@
 #!/bin/sh
 # check.sh — `make check`: turn every testlist into prove test files and run prove.
 #
-# A testlist line is   PROGRAM NPROCS [timeout=SECONDS] [env=NAME=VALUE ...] [-- ARGS...]
+# A testlist line is   PROGRAM NPROCS [timeout=S] [env=NAME=VALUE ...] [preload=nbrma] [-- ARGS]
 # ('#' starts a comment). PROGRAM is a built program ($BUILD/tests, $BUILD/conformance or
 # $BUILD/bin) or a script path relative to the testlist's directory. NPROCS 0 runs the program
-# directly (scripts launch MPI themselves). A `known-failures` file next to the testlist
+# directly (scripts launch MPI themselves). preload=nbrma runs the unmodified program on libnbrma
+# ($BUILD/lib/libnbrma.so preloaded; its test name gets "on-ref"). A `known-failures` file next to the testlist
 # (lines `MPI REGEX REASON`) marks tests whose name (program and arguments) matches as known
 # vendor failures on that MPI: they run, and report as TAP TODO instead of failing.
 # Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
@@ -35,11 +36,12 @@ for list in $lists; do
         set -- $line
         prog=$1 np=$2
         shift 2
-        limit=300 envs=""
+        limit=300 envs="" preload=""
         while [ $# -gt 0 ] && [ "$1" != "--" ]; do
             case $1 in
             timeout=*) limit=${1#timeout=} ;;
             env=*=*) envs="$envs '${1#env=}'" ;;
+            preload=nbrma) preload=$top/$BUILD/lib/libnbrma.so ;;
             *) echo "check.sh: $list: unknown field '$1' in: $line" >&2; exit 2 ;;
             esac
             shift
@@ -57,11 +59,11 @@ for list in $lists; do
         if [ -f "$dir/known-failures" ]; then
             known=$(grep -v '^#' "$dir/known-failures" | while read -r kmpi rx reason; do
                 case $kmpi in "$MPI" | "*") ;; *) continue ;; esac
-                if echo "$prog $*" | grep -Eq -- "$rx"; then echo "$reason"; break; fi
+                if echo "$prog${preload:+ on-ref} $*" | grep -Eq -- "$rx"; then echo "$reason"; break; fi
             done)
         fi
         # A readable, bounded file name: directory, program, first argument(s).
-        name=$(echo "${dir#./}_$(basename "$prog" .sh)${1:+_$1}${2:+_$2}" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-60)
+        name=$(echo "${dir#./}_$(basename "$prog" .sh)${preload:+_on-ref}${1:+_$1}${2:+_$2}" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-60)
         n=$((n + 1))
         t=$(printf '%s/%03d_%s.t' "$tdir" "$n" "$name")
         {
@@ -69,6 +71,7 @@ for list in $lists; do
             echo "cd '$top'"
             echo "export MPI='$MPI' BUILD='$BUILD' TEST_RUNNER='$TEST_RUNNER' PYTHON='$PYTHON'"
             [ -z "$envs" ] || echo "export $envs"
+            [ -z "$preload" ] || echo "export LD_PRELOAD='$preload' NBRMA_IMPL=ref"
             [ -z "$known" ] || echo "export NBRMA_KNOWN_FAILURE='$(echo "$known" | tr -d "'")'"
             echo "exec sh '$top/harness/run-test.sh' $np $limit '$path' $*"
         } >"$t"

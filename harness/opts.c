@@ -60,10 +60,20 @@ static int parse_one_size(const char *s, size_t len, size_t *out)
         return -1;
     unsigned long long mult = 1;
     switch (toupper((unsigned char)*end)) {
-    case 'K': mult = 1ull << 10; end++; break;
-    case 'M': mult = 1ull << 20; end++; break;
-    case 'G': mult = 1ull << 30; end++; break;
-    default: break;
+    case 'K':
+        mult = 1ull << 10;
+        end++;
+        break;
+    case 'M':
+        mult = 1ull << 20;
+        end++;
+        break;
+    case 'G':
+        mult = 1ull << 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (mult > 1 && (*end == 'i' || *end == 'I'))
         end++;
@@ -112,8 +122,8 @@ int nbh_parse_sizes(const char *spec, size_t *out, int max, char *err, size_t er
                 char *end;
                 long fv = strtol(fb, &end, 10);
                 if (*end || fv < 2 || fv > 1024) {
-                    snprintf(err, errlen, "--sizes: '%.*s': the factor must be 2..1024",
-                             (int)len, item);
+                    snprintf(err, errlen, "--sizes: '%.*s': the factor must be 2..1024", (int)len,
+                             item);
                     return -1;
                 }
                 factor = (size_t)fv;
@@ -197,7 +207,8 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0)
-            return fail(err, errlen, "unexpected argument '%s' (options start with --; see --help)", a);
+            return fail(err, errlen, "unexpected argument '%s' (options start with --; see --help)",
+                        a);
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -231,8 +242,9 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
         for (const nbh_extra_opt_t *e = extra; e && e->name; e++)
             if (!strcmp(e->name, key))
                 x = e;
-        static const char *const known[] = {"series", "impl", "sync", "flags", "sizes", "delay-us",
-                                            "iters", "reps", "warmup", "window", "out"};
+        static const char *const known[] = {"series", "impl",     "sync",  "flags",
+                                            "sizes",  "delay-us", "iters", "reps",
+                                            "warmup", "window",   "out"};
         int is_known = 0;
         for (size_t k = 0; k < sizeof known / sizeof *known; k++)
             if (!strcmp(known[k], key))
@@ -247,8 +259,8 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
         long v;
         if (x) {
             if (parse_long(val, &v) || v < x->min || v > x->max)
-                return fail(err, errlen, "--%s: '%s' is not an integer in %ld..%ld", key, val, x->min,
-                            x->max);
+                return fail(err, errlen, "--%s: '%s' is not an integer in %ld..%ld", key, val,
+                            x->min, x->max);
             *x->value = v;
         } else if (!strcmp(key, "series")) {
             long m = parse_name_list(val, series_names, NBH_NSERIES, &bad, &badlen);
@@ -275,9 +287,10 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
                 return fail(err, errlen, "--flags does not apply to this experiment");
             long m = parse_name_list(val, flag_names, 4, &bad, &badlen);
             if (m < 0)
-                return fail(err, errlen,
-                            "--flags: '%.*s' is not a reorder flag (a_a_a_r, a_a_e_r, e_a_e_r, e_a_a_r)",
-                            (int)badlen, bad);
+                return fail(
+                    err, errlen,
+                    "--flags: '%.*s' is not a reorder flag (a_a_a_r, a_a_e_r, e_a_e_r, e_a_a_r)",
+                    (int)badlen, bad);
             o->flags = (unsigned)m;
             o->given |= NBH_USE_FLAGS;
         } else if (!strcmp(key, "sizes")) {
@@ -295,13 +308,14 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
             errno = 0;
             double d = strtod(val, &end);
             if (errno || end == val || *end || d < 0 || d > 60e6)
-                return fail(err, errlen, "--delay-us: '%s' is not a delay in microseconds (0..60000000)",
-                            val);
+                return fail(err, errlen,
+                            "--delay-us: '%s' is not a delay in microseconds (0..60000000)", val);
             o->delay_us = d;
             o->given |= NBH_USE_DELAY;
         } else if (!strcmp(key, "iters")) {
             if (parse_long(val, &v) || v < 0 || v > 100000000)
-                return fail(err, errlen, "--iters: '%s' is not a sample count (0 = automatic)", val);
+                return fail(err, errlen, "--iters: '%s' is not a sample count (0 = automatic)",
+                            val);
             o->iters = v;
         } else if (!strcmp(key, "reps")) {
             if (parse_long(val, &v) || v < 1 || v > 1000)
@@ -309,14 +323,16 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
             o->reps = (int)v;
         } else if (!strcmp(key, "warmup")) {
             if (parse_long(val, &v) || v < 0 || v > 1000000)
-                return fail(err, errlen, "--warmup: '%s' is not an iteration count (0..1000000)", val);
+                return fail(err, errlen, "--warmup: '%s' is not an iteration count (0..1000000)",
+                            val);
             o->warmup = (int)v;
         } else if (!strcmp(key, "window")) {
             if (!(uses & NBH_USE_WINDOW))
                 return fail(err, errlen, "--window does not apply to this experiment");
             long m = parse_name_list(val, flavor_names, 3, &bad, &badlen);
             if (m <= 0 || (m & (m - 1)))
-                return fail(err, errlen, "--window: '%s' is not one of create, allocate, dynamic", val);
+                return fail(err, errlen, "--window: '%s' is not one of create, allocate, dynamic",
+                            val);
             o->window = (nbh_win_flavor_t)__builtin_ctzl((unsigned long)m);
             o->given |= NBH_USE_WINDOW;
         } else if (!strcmp(key, "out")) {
@@ -335,8 +351,9 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
         }
         o->series &= keep;
         if (!o->series)
-            return fail(err, errlen, "--impl/--sync/--series select no series (vendor has only "
-                                     "blocking synchronization)");
+            return fail(err, errlen,
+                        "--impl/--sync/--series select no series (vendor has only "
+                        "blocking synchronization)");
     }
     if (o->flags && !(o->series & (1u << NBH_REF_NB)))
         return fail(err, errlen, "--flags apply to the ref-nb series only, which is not selected");
@@ -346,27 +363,31 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
 void nbh_opts_usage(FILE *f, const char *prog, unsigned uses, const nbh_extra_opt_t *extra)
 {
     fprintf(f, "usage: mpiexec -n N %s [options] [--benchmark_* flags]\n\n", prog);
-    fprintf(f,
-            "Options:\n"
-            "  --series LIST          series to run, comma separated: vendor, ref, ref-nb (default:\n"
-            "                         all; a series this binary cannot run is skipped with a message)\n"
-            "  --impl vendor|ref      keep only series of this implementation\n"
-            "  --sync blocking|nonblocking  keep only series with this synchronization\n"
-            "  --iters N              samples per benchmark (0: Google Benchmark decides)\n"
-            "  --reps N               repetitions of each benchmark (median reported)\n"
-            "  --warmup N             untimed iterations before sampling (default 10)\n"
-            "  --quick                smoke run: few samples, few sizes\n"
-            "  --out FILE             write Google Benchmark JSON to FILE (rank 0)\n"
-            "  --help                 this text\n");
+    fprintf(
+        f,
+        "Options:\n"
+        "  --series LIST          series to run, comma separated: vendor, ref, ref-nb (default:\n"
+        "                         all; a series this binary cannot run is skipped with a message)\n"
+        "  --impl vendor|ref      keep only series of this implementation\n"
+        "  --sync blocking|nonblocking  keep only series with this synchronization\n"
+        "  --iters N              samples per benchmark (0: Google Benchmark decides)\n"
+        "  --reps N               repetitions of each benchmark (median reported)\n"
+        "  --warmup N             untimed iterations before sampling (default 10)\n"
+        "  --quick                smoke run: few samples, few sizes\n"
+        "  --out FILE             write Google Benchmark JSON to FILE (rank 0)\n"
+        "  --help                 this text\n");
     if (uses & NBH_USE_SIZES)
-        fprintf(f, "  --sizes LIST           message sizes in bytes: 8, 64K, 4M, ranges 1:4M (powers of\n"
-                   "                         two) or 1K:1M:x4, comma separated\n");
+        fprintf(
+            f,
+            "  --sizes LIST           message sizes in bytes: 8, 64K, 4M, ranges 1:4M (powers of\n"
+            "                         two) or 1K:1M:x4, comma separated\n");
     if (uses & NBH_USE_DELAY)
         fprintf(f, "  --delay-us D           injected delay D in microseconds (calibrated work)\n");
     if (uses & NBH_USE_WINDOW)
         fprintf(f, "  --window create|allocate|dynamic  window flavor (default allocate)\n");
     if (uses & NBH_USE_FLAGS)
-        fprintf(f, "  --flags LIST           reorder flags for ref-nb: a_a_a_r, a_a_e_r, e_a_e_r, e_a_a_r\n");
+        fprintf(f, "  --flags LIST           reorder flags for ref-nb: a_a_a_r, a_a_e_r, e_a_e_r, "
+                   "e_a_a_r\n");
     for (const nbh_extra_opt_t *e = extra; e && e->name; e++)
         fprintf(f, "  --%-20s %s (default %ld)\n", e->name, e->help, *e->value);
     fputc('\n', f);

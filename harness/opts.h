@@ -35,24 +35,24 @@ enum {
 typedef struct {
     const char *name; /* without the leading dashes */
     const char *help;
-    long *value;      /* holds the default; parsing overwrites it */
+    long *value; /* holds the default; parsing overwrites it */
     long min, max;
 } nbh_extra_opt_t;
 
 typedef struct {
-    unsigned series;  /* bit (1 << nbh_series_t) per selected series */
-    unsigned flags;   /* NBH_FLAG_* */
+    unsigned series; /* bit (1 << nbh_series_t) per selected series */
+    unsigned flags;  /* NBH_FLAG_* */
     size_t sizes[NBH_MAX_SIZES];
-    int nsizes;       /* 0: the experiment's defaults */
+    int nsizes; /* 0: the experiment's defaults */
     double delay_us;
-    long iters;       /* samples per benchmark; 0 = Google Benchmark decides */
+    long iters; /* samples per benchmark; 0 = Google Benchmark decides */
     int reps;
     int warmup;
     nbh_win_flavor_t window;
     int quick;
     const char *out;
     int help;
-    unsigned given;   /* NBH_USE_* bits of options present on the command line */
+    unsigned given; /* NBH_USE_* bits of options present on the command line */
 } nbh_opts_t;
 
 /* Defaults: every series, no flags, D = 1000 us, iters = default_iters, 1 rep, warm-up 10,

@@ -11,7 +11,7 @@
 
 static MPI_Comm tap_comm = MPI_COMM_NULL;
 static int tap_rank, tap_size, tap_planned = -1, tap_count, tap_failed;
-static char *pending;           /* this rank's text for rank 0 */
+static char *pending; /* this rank's text for rank 0 */
 static size_t pending_len, pending_cap;
 
 void tap_init(MPI_Comm comm)

@@ -19,7 +19,7 @@ static int parse_with(unsigned uses, const nbh_extra_opt_t *extra, const char *c
     nbh_opts_defaults(&o, 1000);
     return nbh_opts_parse(&o, argc, argv, uses, extra, err, sizeof err);
 }
-#define ALL (NBH_USE_SIZES | NBH_USE_DELAY | NBH_USE_WINDOW | NBH_USE_FLAGS)
+#define ALL        (NBH_USE_SIZES | NBH_USE_DELAY | NBH_USE_WINDOW | NBH_USE_FLAGS)
 #define PARSE(...) parse_with(ALL, NULL, (const char *const[]){__VA_ARGS__, NULL})
 
 static int err_has(const char *needle)
@@ -68,7 +68,8 @@ int main(int argc, char **argv)
     tap_ok(o.window == NBH_WIN_DYNAMIC && o.delay_us == 250.0 && o.iters == 5 && o.reps == 3,
            "their values arrive");
 
-    tap_is_long(PARSE("--impl", "ref", "--sync", "nonblocking"), 0, "--impl ref --sync nonblocking");
+    tap_is_long(PARSE("--impl", "ref", "--sync", "nonblocking"), 0,
+                "--impl ref --sync nonblocking");
     tap_is_long((long)o.series, 1L << NBH_REF_NB, "selects ref-nb alone");
     tap_is_long(PARSE("--impl", "vendor"), 0, "--impl vendor");
     tap_is_long((long)o.series, 1L << NBH_VENDOR, "selects vendor alone");

@@ -93,10 +93,11 @@ int main(int argc, char **argv)
     static const nbh_experiment_t ex = {
         .id = "D1",
         .title = "put/get latency vs size (paper 001 §3.1)",
-        .header = "origin rank 0, target rank 1, exclusive lock held across the loop\n"
-                  "sample = one MPI_Put or MPI_Get + MPI_Win_flush at the origin (remote completion)\n"
-                  "put: one-way data movement, completion confirmed (round-trip for the flush);\n"
-                  "get: round-trip. latency_us = median over samples of the max across ranks",
+        .header =
+            "origin rank 0, target rank 1, exclusive lock held across the loop\n"
+            "sample = one MPI_Put or MPI_Get + MPI_Win_flush at the origin (remote completion)\n"
+            "put: one-way data movement, completion confirmed (round-trip for the flush);\n"
+            "get: round-trip. latency_us = median over samples of the max across ranks",
         .min_ranks = 2,
         .uses = NBH_USE_SIZES | NBH_USE_WINDOW,
         .default_sizes = "1:4M",

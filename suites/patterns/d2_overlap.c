@@ -11,8 +11,7 @@
 
 enum { OP_PUT, OP_GET };
 
-static void issue(const nbh_case_t *c, void *buf, int count, int target, MPI_Aint disp,
-                  MPI_Win win)
+static void issue(const nbh_case_t *c, void *buf, int count, int target, MPI_Aint disp, MPI_Win win)
 {
     if (c->op == OP_PUT)
         MPI_Put(buf, count, MPI_BYTE, target, disp, count, MPI_BYTE, win);
@@ -127,10 +126,11 @@ int main(int argc, char **argv)
     static const nbh_experiment_t ex = {
         .id = "D2",
         .title = "communication/computation overlap (paper 001 §3.1.1)",
-        .header = "origin rank 0, target rank 1, exclusive lock held across the loop\n"
-                  "compute loop calibrated to 1.1x the measured op+flush latency; each sample times\n"
-                  "comm (op+flush), compute (loop) and combined (op, loop, flush) at the origin\n"
-                  "overlap_ratio = (comm + compute - combined) / comm, clamped to [0, 1]",
+        .header =
+            "origin rank 0, target rank 1, exclusive lock held across the loop\n"
+            "compute loop calibrated to 1.1x the measured op+flush latency; each sample times\n"
+            "comm (op+flush), compute (loop) and combined (op, loop, flush) at the origin\n"
+            "overlap_ratio = (comm + compute - combined) / comm, clamped to [0, 1]",
         .min_ranks = 2,
         .uses = NBH_USE_SIZES | NBH_USE_WINDOW,
         .default_sizes = "8:2M:x4",

@@ -88,9 +88,10 @@ int main(int argc, char **argv)
     static const nbh_experiment_t ex = {
         .id = "D3",
         .title = "put message rate (paper 001 §3.1.2)",
-        .header = "origin rank 0, target rank 1, exclusive lock held across the loop\n"
-                  "sample = --batch puts to consecutive target slots, no synchronization, then one\n"
-                  "flush; per_put_us = batch_us / batch (one-way injection cost)",
+        .header =
+            "origin rank 0, target rank 1, exclusive lock held across the loop\n"
+            "sample = --batch puts to consecutive target slots, no synchronization, then one\n"
+            "flush; per_put_us = batch_us / batch (one-way injection cost)",
         .min_ranks = 2,
         .uses = NBH_USE_SIZES | NBH_USE_WINDOW,
         .default_sizes = "8",

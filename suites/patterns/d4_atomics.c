@@ -136,10 +136,12 @@ int main(int argc, char **argv)
 {
     static const nbh_experiment_t ex = {
         .id = "D4",
-        .title = "atomics: accumulate SUM/MIN vs size, fetch_and_op, compare_and_swap (paper 001 §3.1.3)",
-        .header = "origin rank 0, target rank 1, exclusive lock held across the loop, 8-byte integers\n"
-                  "sample = one operation + MPI_Win_flush at the origin (remote completion)\n"
-                  "accumulate: one-way with completion; fetch_and_op, CAS: round-trip",
+        .title = "atomics: accumulate SUM/MIN vs size, fetch_and_op, compare_and_swap (paper 001 "
+                 "§3.1.3)",
+        .header =
+            "origin rank 0, target rank 1, exclusive lock held across the loop, 8-byte integers\n"
+            "sample = one operation + MPI_Win_flush at the origin (remote completion)\n"
+            "accumulate: one-way with completion; fetch_and_op, CAS: round-trip",
         .min_ranks = 2,
         .uses = NBH_USE_SIZES | NBH_USE_WINDOW,
         .default_sizes = "8:512K:x4",

@@ -66,9 +66,10 @@ int main(int argc, char **argv)
     static const nbh_experiment_t ex = {
         .id = "D6",
         .title = "PSCW on a ring, each rank with two neighbours (paper 001 §3.2)",
-        .header = "every rank: post(neighbours), start(neighbours), complete, wait; no communication\n"
-                  "each call timed separately, maximum across ranks; epoch_us = the whole sequence\n"
-                  "k = 2 needs 3 or more ranks (with 2 ranks both neighbours coincide: k = 1)",
+        .header =
+            "every rank: post(neighbours), start(neighbours), complete, wait; no communication\n"
+            "each call timed separately, maximum across ranks; epoch_us = the whole sequence\n"
+            "k = 2 needs 3 or more ranks (with 2 ranks both neighbours coincide: k = 1)",
         .min_ranks = 2,
         .uses = NBH_USE_WINDOW,
         .default_iters = 1000,

@@ -16,7 +16,7 @@
 
 enum { C_LOCK_EXCL, C_LOCK_SHARED, C_LOCK_ALL, C_FLUSH, C_SYNC, C_LOCK_PUT_UNLOCK, C_N };
 static const char *const case_names[C_N] = {"lock_exclusive", "lock_shared", "lock_all",
-                                            "flush", "sync", "lock_put_unlock"};
+                                            "flush",          "sync",        "lock_put_unlock"};
 
 /* One sample at the origin: t[0] whole, t[1] lock part, t[2] unlock part (seconds). */
 static void one(const nbh_case_t *c, const nbh_win_t *w, MPI_Aint disp, int64_t *val, double *t)
@@ -79,7 +79,10 @@ static void run(gb_state_t *st, void *arg)
     static const char *const q_epoch[] = {"epoch"};
     nbh_rec_t rec;
     nbh_rec_init(&rec, c, st, lockcase ? 3 : 1,
-                 lockcase ? q_lock : c->op == C_FLUSH ? q_flush : c->op == C_SYNC ? q_sync : q_epoch);
+                 lockcase           ? q_lock
+                 : c->op == C_FLUSH ? q_flush
+                 : c->op == C_SYNC  ? q_sync
+                                    : q_epoch);
     while (gb_keep_running(st)) {
         if (me == origin)
             one(c, &w, disp, &val, t);
@@ -118,7 +121,8 @@ int main(int argc, char **argv)
 {
     static const nbh_experiment_t ex = {
         .id = "D7",
-        .title = "passive target: lock exclusive/shared/lock_all, unlock, flush, sync (paper 001 §3.2)",
+        .title =
+            "passive target: lock exclusive/shared/lock_all, unlock, flush, sync (paper 001 §3.2)",
         .header = "origin rank 0, target rank 1 (lock_all: all ranks); the target only progresses\n"
                   "lock cases: lock_us and unlock_us timed separately, epoch_us = both\n"
                   "flush: no pending operation; sync: MPI_Win_sync; both inside a held lock\n"

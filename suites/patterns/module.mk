@@ -2,6 +2,9 @@
 PATTERN_NAMES := d1_latency d2_overlap d3_msgrate d4_atomics d5_fence d6_pscw d7_passive
 PATTERN_BINS := $(PATTERN_NAMES:%=$(BIN)/%)
 
-$(BIN)/%: $(OBJ)/suites/patterns/%.o $(HARNESS_LIB)
+# Linked with libnbrma (one binary, every series): the harness picks vendor or ref per case with
+# MPIX_Nbrma_set_impl. rpath: the build tree, and the installed layout (see make install).
+NBRMA_LINK := -L$(LIB) -Wl,--no-as-needed -lnbrma -Wl,--as-needed '-Wl,-rpath,$$ORIGIN/../lib:$$ORIGIN/../../../lib/nbrma-$(MPI)'
+$(BIN)/%: $(OBJ)/suites/patterns/%.o $(HARNESS_LIB) $(NBRMA_LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_LIB) $(HARNESS_LIBS)
+	$(MPICC) $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_LIB) $(NBRMA_LINK) $(HARNESS_LIBS)

@@ -1,0 +1,29 @@
+# ref/: libnbrma, the reference MPI-3 RMA implementation (a PMPI layer). Sources under ref/src
+# (by concept) and ref/src/transport (by backend) build position-independent objects linked
+# into lib/libnbrma.so; unit tests in ref/tests link the same objects to reach internals.
+REF_SRC := $(sort $(wildcard ref/src/*.c ref/src/transport/*.c))
+REF_OBJ := $(REF_SRC:%.c=$(OBJ)/pic/%.o)
+NBRMA_LIB := $(LIB)/libnbrma.so
+REF_TEST_NAMES := $(sort $(basename $(notdir $(wildcard ref/tests/*.c))))
+REF_TEST_BINS := $(REF_TEST_NAMES:%=$(TESTBIN)/%)
+REF_CFLAGS := -fPIC -Iref/include -Iref/src -fvisibility=hidden
+
+$(OBJ)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(MPICC) $(NBR_CFLAGS) $(REF_CFLAGS) $(CFLAGS) -c $< -o $@
+
+ifneq ($(REF_SRC),)
+$(NBRMA_LIB): $(REF_OBJ)
+	@mkdir -p $(@D)
+	$(MPICC) -shared $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
+
+$(REF_TEST_BINS): $(TESTBIN)/%: $(OBJ)/ref/tests/%.o $(REF_OBJ) $(HARNESS_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $^ $(HARNESS_LIBS)
+
+$(OBJ)/ref/tests/%.o: ref/tests/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(NBR_CFLAGS) -Iharness -Iref/include -Iref/src $(CFLAGS) -c $< -o $@
+else
+NBRMA_LIB :=
+endif

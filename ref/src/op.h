@@ -1,0 +1,27 @@
+/* op.h — MPI reduction operations for the accumulate family (MPI-3.1 §5.9.2, §11.3.4): which
+ * (op, datatype) pairs are allowed, and the element-wise kernels applying them. Only predefined
+ * ops, MPI_REPLACE and MPI_NO_OP exist here: accumulate takes no user-defined ops. */
+#ifndef NBR_OP_H
+#define NBR_OP_H
+
+#include <mpi.h>
+
+/* MPI_SUCCESS; MPI_ERR_OP when op is not predefined or not defined on `basic` (or this library
+ * has no arithmetic for it, e.g. MPI_REAL16); MPI_ERR_TYPE when `basic` is not a predefined type
+ * (MPI_DATATYPE_NULL: a mixed derived type). */
+int nbr_op_check(MPI_Op op, MPI_Datatype basic);
+
+/* MPI_SUCCESS or MPI_ERR_TYPE: compare-and-swap takes C/Fortran integer, logical, byte and the
+ * multi-language types (MPI_AINT, MPI_OFFSET, MPI_COUNT). */
+int nbr_op_cas_check(MPI_Datatype type);
+
+/* inout[i] = in[i] op inout[i] for n elements of `basic`, laid out as a C array (stride: the
+ * type's extent; pair types are their C structs, of which only the data bytes are read and
+ * written). MPI_REPLACE copies `in`; MPI_NO_OP does nothing. Unaligned buffers are fine.
+ * The pair must have passed nbr_op_check. */
+void nbr_op_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, MPI_Aint n);
+
+/* "MPI_SUM", ... or "user-defined op": for error messages. */
+const char *nbr_op_name(MPI_Op op);
+
+#endif

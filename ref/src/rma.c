@@ -1,0 +1,398 @@
+/* rma.c — the communication calls: Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+ * Compare_and_swap and their request-based variants, over the shared-memory transport.
+ *
+ * Every call checks, in order: the window is ref's (else forward), the target rank, that an
+ * access epoch to the target is open, the datatypes, and that the target range lies inside the
+ * target's window; then it moves the data. Contiguous predefined types take a short path (one
+ * memcpy for mapped memory: paper 001 §2.4 keeps put/get near the hardware); other types walk
+ * both type maps chunk by chunk (001's "maximal block" strategy). Accumulate-family calls run
+ * under the target's accumulate lock, which gives MPI's element-wise atomicity and the default
+ * same-origin ordering for all of them alike. Everything completes inside the call, so flush
+ * and the R-variants' requests have nothing left to wait for. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "nbr.h"
+#include "op.h"
+
+/* Access epoch toward `rank` (MPI-3.1 §11.5): fence, lock_all, a lock on it, or PSCW start. */
+static inline int may_access(const nbr_win_t *w, int rank)
+{
+    return w->fence_open || w->access == NBR_EP_LOCK_ALL || w->t[rank].locked ||
+           w->t[rank].in_access;
+}
+
+/* Validate rank/epoch/range; on success *off is the target byte displacement of byte 0. */
+static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp, MPI_Aint lo,
+                        MPI_Aint hi, MPI_Aint *off)
+{
+    if (NBR_UNLIKELY(rank < 0 || rank >= w->size))
+        return nbr_err(w, call, MPI_ERR_RANK, "target_rank %d is not in the window's group of %d",
+                       rank, w->size);
+    if (NBR_UNLIKELY(!may_access(w, rank)))
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "no access epoch toward rank %d is open (call MPI_Win_fence, "
+                       "MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first)",
+                       rank);
+    if (NBR_UNLIKELY(disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
+        return nbr_err(w, call, MPI_ERR_DISP, "target_disp %ld is negative", (long)disp);
+    const nbr_target_t *t = &w->t[rank];
+    MPI_Aint b = disp * t->disp_unit;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        const nbr_region_t *reg = t->regions;
+        int n = __atomic_load_n(&t->ctl->nregions, __ATOMIC_ACQUIRE);
+        for (int i = 0; i < n; i++)
+            if (b + lo >= reg[i].base && b + hi <= reg[i].base + reg[i].size) {
+                *off = b;
+                return MPI_SUCCESS;
+            }
+        if (hi == lo)
+            return *off = b, MPI_SUCCESS;
+        return nbr_err(w, call, MPI_ERR_RMA_RANGE,
+                       "address 0x%lx..0x%lx is not inside a region rank %d attached",
+                       (unsigned long)(b + lo), (unsigned long)(b + hi), rank);
+    }
+    if (NBR_UNLIKELY(b + lo < 0 || b + hi > t->size) && hi > lo)
+        return nbr_err(w, call, MPI_ERR_RMA_RANGE,
+                       "bytes %ld..%ld at target_disp %ld exceed rank %d's window of %ld bytes",
+                       (long)(b + lo), (long)(b + hi), (long)disp, rank, (long)t->size);
+    *off = b;
+    return MPI_SUCCESS;
+}
+
+/* Descriptors of the last predefined types seen: predefined handles never change meaning, so
+ * the fast path skips the datatype module (derived handles can be freed and reused: not cached). */
+static MPI_Datatype pre_type[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+static const nbr_dtype_t *pre_desc[2];
+
+static inline const nbr_dtype_t *pre_lookup(MPI_Datatype t)
+{
+    return t == pre_type[0] ? pre_desc[0] : t == pre_type[1] ? pre_desc[1] : NULL;
+}
+
+static void pre_remember(const nbr_dtype_t *d)
+{
+    if (d->predefined && d->contig && d->type != pre_type[0]) {
+        pre_type[1] = pre_type[0];
+        pre_desc[1] = pre_desc[0];
+        pre_type[0] = d->type;
+        pre_desc[0] = d;
+    }
+}
+
+static int types(nbr_win_t *w, const char *call, MPI_Datatype ot, MPI_Datatype tt,
+                 const nbr_dtype_t **od, const nbr_dtype_t **td)
+{
+    if (nbr_dtype_get(ot, od) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE, "origin_datatype is not a valid datatype");
+    if (nbr_dtype_get(tt, td) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE, "target_datatype is not a valid datatype");
+    pre_remember(*od);
+    return MPI_SUCCESS;
+}
+
+/* Move data between an origin buffer and target memory, chunk by chunk. */
+static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocount,
+                const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+{
+    if (od->contig && td->contig && (MPI_Aint)ocount * od->size == (MPI_Aint)tcount * td->size) {
+        size_t n = (size_t)ocount * (size_t)od->size;
+        return write ? nbr_shm_write(w, rank, off, obuf, n) : nbr_shm_read(w, rank, off, obuf, n);
+    }
+    nbr_dtype_walk_t it;
+    if (nbr_dtype_walk_init(&it, od, ocount, td, tcount) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "origin (%d x %s, %ld bytes) and target (%d x %s, %ld bytes) differ in size",
+                       ocount, nbr_dtype_name(od->type), (long)(ocount * od->size), tcount,
+                       nbr_dtype_name(td->type), (long)(tcount * td->size));
+    MPI_Aint oo, to, len;
+    int rc = MPI_SUCCESS;
+    while (rc == MPI_SUCCESS && nbr_dtype_walk_next(&it, &oo, &to, &len))
+        rc = write ? nbr_shm_write(w, rank, off + to, (char *)obuf + oo, (size_t)len)
+                   : nbr_shm_read(w, rank, off + to, (char *)obuf + oo, (size_t)len);
+    return rc;
+}
+
+/* The common case of paper 001 §2.4: a contiguous predefined type on both sides, mapped target
+ * memory, an open epoch, in bounds. Returns 1 when it moved the data, 0 to take the full path
+ * (which also reports every error). */
+static inline int put_get_fast(nbr_win_t *w, int write, void *obuf, int ocount, MPI_Datatype ot,
+                               int rank, MPI_Aint disp, int tcount, MPI_Datatype tt)
+{
+    const nbr_dtype_t *d = pre_lookup(ot);
+    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size || disp < 0)
+        return 0;
+    nbr_target_t *t = &w->t[rank];
+    MPI_Aint off = disp * t->disp_unit, n = (MPI_Aint)ocount * d->size;
+    if (!t->base || !may_access(w, rank) || off + n > t->size ||
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return 0;
+    write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
+    return 1;
+}
+
+static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Datatype ot, int rank,
+                   MPI_Aint disp, int tcount, MPI_Datatype tt, nbr_win_t *w)
+{
+    if (NBR_LIKELY(put_get_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt)))
+        return MPI_SUCCESS;
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (NBR_UNLIKELY(ocount < 0 || tcount < 0))
+        return nbr_err(w, call, MPI_ERR_COUNT, "count %d is negative",
+                       ocount < 0 ? ocount : tcount);
+    const nbr_dtype_t *od, *td;
+    int rc = types(w, call, ot, tt, &od, &td);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Aint lo, hi, off;
+    nbr_dtype_span(td, tcount, &lo, &hi);
+    if ((rc = target_check(w, call, rank, disp, lo, hi, &off)) != MPI_SUCCESS)
+        return rc;
+    return move(w, call, write, obuf, ocount, od, rank, off, tcount, td);
+}
+
+NBR_API int MPI_Put(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                    int tcount, MPI_Datatype tt, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Put(obuf, ocount, ot, rank, disp, tcount, tt, win);
+    return put_get("MPI_Put", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w);
+}
+
+NBR_API int MPI_Get(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, int tcount,
+                    MPI_Datatype tt, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Get(obuf, ocount, ot, rank, disp, tcount, tt, win);
+    return put_get("MPI_Get", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);
+}
+
+/* ---- accumulate family ----------------------------------------------------------------------- */
+
+#define NBR_ACC_CHUNK 65536
+
+/* target[...] = obuf op target[...], chunk by chunk, under the accumulate lock (held by caller). */
+static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, int ocount,
+                 const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+{
+    if (op == MPI_REPLACE)
+        return move(w, call, 1, (void *)obuf, ocount, od, rank, off, tcount, td);
+    /* Whole basic elements as C arrays (a padded pair type such as MPI_SHORT_INT is one element
+     * of basic_extent bytes, never split at its padding). */
+    nbr_dtype_walk_t it;
+    if (nbr_dtype_walk_init_elem(&it, od, ocount, td, tcount) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
+    MPI_Aint oo, to, len, ext = td->basic_extent;
+    unsigned char *tbase = w->t[rank].base;
+    static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
+    while (nbr_dtype_walk_next(&it, &oo, &to, &len)) {
+        const char *in = (const char *)obuf + oo;
+        if (tbase) {
+            nbr_op_apply(op, td->basic, in, tbase + off + to, len / ext);
+            continue;
+        }
+        /* Private target memory: read, combine, write back, a bounded piece at a time. */
+        for (MPI_Aint done = 0; done < len;) {
+            MPI_Aint n = len - done < NBR_ACC_CHUNK ? len - done : NBR_ACC_CHUNK;
+            n -= n % ext;
+            int rc = nbr_shm_read(w, rank, off + to + done, tmp, (size_t)n);
+            if (rc == MPI_SUCCESS) {
+                nbr_op_apply(op, td->basic, in + done, tmp, n / ext);
+                rc = nbr_shm_write(w, rank, off + to + done, tmp, (size_t)n);
+            }
+            if (rc != MPI_SUCCESS)
+                return rc;
+            done += n;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. */
+static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype ot, int rank,
+                       MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op, int no_op_ok,
+                       const nbr_dtype_t **od, const nbr_dtype_t **td, MPI_Aint *off)
+{
+    if (ocount < 0 || tcount < 0)
+        return nbr_err(w, call, MPI_ERR_COUNT, "count %d is negative",
+                       ocount < 0 ? ocount : tcount);
+    int rc = types(w, call, ot, tt, od, td);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((*td)->basic == MPI_DATATYPE_NULL)
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "target_datatype %s mixes predefined types; accumulate needs one",
+                       nbr_dtype_name(tt));
+    if (op == MPI_NO_OP && !no_op_ok)
+        return nbr_err(w, call, MPI_ERR_OP,
+                       "MPI_NO_OP is only for MPI_Get_accumulate and "
+                       "MPI_Fetch_and_op");
+    if (op != MPI_NO_OP && op != MPI_REPLACE) {
+        if (!nbr_dtype_same_basic(*od, *td))
+            return nbr_err(
+                w, call, MPI_ERR_TYPE,
+                "origin (%s) and target (%s) are not built from the same predefined type",
+                nbr_dtype_name(ot), nbr_dtype_name(tt));
+        if (nbr_op_check(op, (*td)->basic) != MPI_SUCCESS)
+            return nbr_err(w, call, MPI_ERR_OP, "%s is not defined on %s", nbr_op_name(op),
+                           nbr_dtype_name((*td)->basic));
+    }
+    MPI_Aint lo, hi;
+    nbr_dtype_span(*td, tcount, &lo, &hi);
+    return target_check(w, call, rank, disp, lo, hi, off);
+}
+
+static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocount, MPI_Datatype ot,
+                      int rank, MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
+{
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    const nbr_dtype_t *od, *td;
+    MPI_Aint off;
+    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nbr_acc_lock(&w->t[rank], w->rank);
+    rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
+    nbr_acc_unlock(&w->t[rank]);
+    return rc;
+}
+
+static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocount,
+                          MPI_Datatype ot, void *rbuf, int rcount, MPI_Datatype rt, int rank,
+                          MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
+{
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    const nbr_dtype_t *od, *td, *rd;
+    MPI_Aint off;
+    if (op == MPI_NO_OP) { /* origin arguments are ignored */
+        obuf = NULL;
+        ot = rt;
+        ocount = rcount;
+    }
+    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (rcount < 0 || nbr_dtype_get(rt, &rd) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE, "result buffer: invalid count or datatype");
+    nbr_acc_lock(&w->t[rank], w->rank);
+    rc = move(w, call, 0, rbuf, rcount, rd, rank, off, tcount, td);
+    if (rc == MPI_SUCCESS && op != MPI_NO_OP)
+        rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
+    nbr_acc_unlock(&w->t[rank]);
+    return rc;
+}
+
+NBR_API int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                           int tcount, MPI_Datatype tt, MPI_Op op, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Accumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win);
+    return accumulate(w, "MPI_Accumulate", obuf, ocount, ot, rank, disp, tcount, tt, op);
+}
+
+NBR_API int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype ot, void *rbuf,
+                               int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
+                               MPI_Datatype tt, MPI_Op op, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Get_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt, op,
+                                   win);
+    return get_accumulate(w, "MPI_Get_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank, disp,
+                          tcount, tt, op);
+}
+
+NBR_API int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype type, int rank,
+                             MPI_Aint disp, MPI_Op op, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Fetch_and_op(obuf, rbuf, type, rank, disp, op, win);
+    const nbr_dtype_t *d;
+    if (nbr_dtype_get(type, &d) != MPI_SUCCESS || !d->predefined)
+        return nbr_err(w, "MPI_Fetch_and_op", MPI_ERR_TYPE, "datatype must be predefined");
+    return get_accumulate(w, "MPI_Fetch_and_op", obuf, 1, type, rbuf, 1, type, rank, disp, 1, type,
+                          op);
+}
+
+NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
+                                 int rank, MPI_Aint disp, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Compare_and_swap(obuf, cbuf, rbuf, type, rank, disp, win);
+    static const char call[] = "MPI_Compare_and_swap";
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    const nbr_dtype_t *d;
+    if (nbr_dtype_get(type, &d) != MPI_SUCCESS || nbr_op_cas_check(type) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "%s is not allowed: compare-and-swap takes an integer, logical or byte type",
+                       nbr_dtype_name(type));
+    MPI_Aint off;
+    int rc = target_check(w, call, rank, disp, 0, d->size, &off);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t n = (size_t)d->size;
+    unsigned char old[64];
+    nbr_acc_lock(&w->t[rank], w->rank);
+    rc = nbr_shm_read(w, rank, off, old, n);
+    if (rc == MPI_SUCCESS && memcmp(old, cbuf, n) == 0)
+        rc = nbr_shm_write(w, rank, off, obuf, n);
+    nbr_acc_unlock(&w->t[rank]);
+    if (rc == MPI_SUCCESS)
+        memcpy(rbuf, old, n);
+    return rc;
+}
+
+/* ---- request-based variants: complete inside the call over shared memory --------------------- */
+
+NBR_API int MPI_Rput(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                     int tcount, MPI_Datatype tt, MPI_Win win, MPI_Request *req)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Rput(obuf, ocount, ot, rank, disp, tcount, tt, win, req);
+    int rc = put_get("MPI_Rput", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w);
+    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+}
+
+NBR_API int MPI_Rget(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, int tcount,
+                     MPI_Datatype tt, MPI_Win win, MPI_Request *req)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Rget(obuf, ocount, ot, rank, disp, tcount, tt, win, req);
+    int rc = put_get("MPI_Rget", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);
+    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+}
+
+NBR_API int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                            int tcount, MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Raccumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win, req);
+    int rc = accumulate(w, "MPI_Raccumulate", obuf, ocount, ot, rank, disp, tcount, tt, op);
+    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+}
+
+NBR_API int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype ot, void *rbuf,
+                                int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
+                                MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Rget_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt, op,
+                                    win, req);
+    int rc = get_accumulate(w, "MPI_Rget_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank,
+                            disp, tcount, tt, op);
+    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+}
