@@ -17,7 +17,9 @@ cd "$top"
 # Sanitized builds: the MPI libraries keep allocations alive until exit; report our leaks only.
 if [ "$SAN" = 1 ]; then
     # Full unwinding lets leak stacks reach the MPI library frames the suppressions name.
-    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1}"
+    # verify_asan_link_order=0: preload=nbrma puts libnbrma (itself instrumented) before the
+    # ASan runtime in the load order, which ASan otherwise refuses.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1:verify_asan_link_order=0}"
     export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$top/harness/lsan.supp:print_suppressions=0}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 fi

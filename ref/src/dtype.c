@@ -4,6 +4,7 @@
  * on the type through an attribute whose delete callback frees them. The walk pairs two segment
  * lists and yields the largest pieces contiguous on both sides without allocating. */
 #include "dtype.h"
+#include "nbr.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -138,15 +139,9 @@ const char *nbr_dtype_error(void)
     return why;
 }
 
-/* Handles are ints (MPICH) or pointers (Open MPI): hash their bytes, compare them with ==. */
 static unsigned hash(MPI_Datatype t)
 {
-    uint64_t k = 0;
-    memcpy(&k, &t, sizeof t < sizeof k ? sizeof t : sizeof k);
-    k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd);
-    k ^= k >> 33;
-    return (unsigned)k & (NBR_HASH - 1);
+    return (unsigned)nbr_handle_hash(&t, sizeof t) & (NBR_HASH - 1);
 }
 
 static int lookup(MPI_Datatype t)

@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define NBR_API         __attribute__((visibility("default")))
@@ -37,6 +38,17 @@ typedef struct {
 } nbr_settings_t;
 extern nbr_settings_t nbr_cfg;
 void nbr_settings_load(void);
+
+/* MPI handles are ints (MPICH) or pointers (Open MPI): hash their bytes (murmur3's finalizer)
+ * for open-addressing tables; compare them with ==. Call as nbr_handle_hash(&h, sizeof h). */
+static inline uint64_t nbr_handle_hash(const void *handle, size_t len)
+{
+    uint64_t k = 0;
+    memcpy(&k, handle, len < sizeof k ? len : sizeof k);
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd);
+    return k ^ (k >> 33);
+}
 
 /* ---- control block (node-shared, one per rank) ----------------------------------------------- */
 

@@ -27,12 +27,7 @@ static size_t table_cap;
 
 static size_t slot_of(MPI_Win win)
 {
-    uint64_t k = 0;
-    memcpy(&k, &win, sizeof win < sizeof k ? sizeof win : sizeof k);
-    k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd);
-    k ^= k >> 33;
-    return (size_t)k & (table_cap - 1);
+    return (size_t)nbr_handle_hash(&win, sizeof win) & (table_cap - 1);
 }
 
 nbr_win_t *nbr_win_lookup_slow(MPI_Win win)
@@ -291,28 +286,39 @@ NBR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                          "MPI_Win_allocate_shared");
 }
 
+/* Create and dynamic windows expose private memory: a vendor window over no memory gives the
+ * handle (its predefined attributes are answered here), peers use CMA. */
+static int create_private(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                          MPI_Win *win, int flavor, const char *call)
+{
+    int rc = check_args(comm, call, size, disp_unit);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nbr_win_t *w = win_new(flavor, size, disp_unit);
+    if (!w)
+        return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
+    w->base = base;
+    rc = PMPI_Win_create_dynamic(info, comm, &w->handle);
+    if (rc == MPI_SUCCESS && (rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS)
+        PMPI_Win_free(&w->handle);
+    if (rc != MPI_SUCCESS) {
+        win_destroy(w);
+        return nbr_err_comm(comm, call, rc, "window set-up failed");
+    }
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
 NBR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                            MPI_Win *win)
 {
     int rc;
     if (!serve_with_ref(comm, "MPI_Win_create", &rc))
         return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    if (rc != MPI_SUCCESS || (rc = check_args(comm, "MPI_Win_create", size, disp_unit)))
+    if (rc != MPI_SUCCESS)
         return rc;
-    nbr_win_t *w = win_new(MPI_WIN_FLAVOR_CREATE, size, disp_unit);
-    if (!w)
-        return nbr_err_comm(comm, "MPI_Win_create", MPI_ERR_NO_MEM, "out of memory");
-    w->base = base;
-    /* A vendor window over no memory gives the handle; its attributes are answered here. */
-    rc = PMPI_Win_create_dynamic(info, comm, &w->handle);
-    if (rc == MPI_SUCCESS && (rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS)
-        PMPI_Win_free(&w->handle);
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return nbr_err_comm(comm, "MPI_Win_create", rc, "window set-up failed");
-    }
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create_private(base, size, disp_unit, info, comm, win, MPI_WIN_FLAVOR_CREATE,
+                          "MPI_Win_create");
 }
 
 NBR_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -322,19 +328,8 @@ NBR_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
         return PMPI_Win_create_dynamic(info, comm, win);
     if (rc != MPI_SUCCESS)
         return rc;
-    nbr_win_t *w = win_new(MPI_WIN_FLAVOR_DYNAMIC, 0, 1);
-    if (!w)
-        return nbr_err_comm(comm, "MPI_Win_create_dynamic", MPI_ERR_NO_MEM, "out of memory");
-    w->base = MPI_BOTTOM;
-    rc = PMPI_Win_create_dynamic(info, comm, &w->handle);
-    if (rc == MPI_SUCCESS && (rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS)
-        PMPI_Win_free(&w->handle);
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return nbr_err_comm(comm, "MPI_Win_create_dynamic", rc, "window set-up failed");
-    }
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create_private(MPI_BOTTOM, 0, 1, info, comm, win, MPI_WIN_FLAVOR_DYNAMIC,
+                          "MPI_Win_create_dynamic");
 }
 
 /* Dynamic windows: the region table lives in my control block so peers validate addresses
