@@ -1,0 +1,179 @@
+/* conf.h — helpers shared by the conformance programs (static inline: every .c file in this
+ * directory is its own program, so there is no conf.c).
+ *
+ * Data is deterministic: conf_val(salt, rank, i) = salt*100000 + rank*1000 + i, so a wrong value
+ * in a diagnostic says where it came from (102017 = salt 1, rank 2, element 17). The array checks
+ * report the first differing element and how many differ, e.g.
+ *   "element 17 of rank 2's window holds 102016, expected 102017 (3 of 64 elements differ)". */
+#ifndef NBRMA_CONF_H
+#define NBRMA_CONF_H
+
+#include <mpi.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "timing.h"
+
+static int conf_rank, conf_size;
+
+/* MPI_Init + TAP on MPI_COMM_WORLD. With fewer than min_procs ranks the whole program is
+ * skipped ("1..0 # SKIP"). */
+static inline void conf_init(int *argc, char ***argv, int min_procs)
+{
+    MPI_Init(argc, argv);
+    tap_init(MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &conf_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &conf_size);
+    if (conf_size < min_procs) {
+        if (conf_rank == 0)
+            printf("1..0 # SKIP needs at least %d ranks, running on %d\n", min_procs, conf_size);
+        MPI_Finalize();
+        exit(0);
+    }
+}
+
+/* tap_done + MPI_Finalize; main returns this. */
+static inline int conf_done(void)
+{
+    int rc = tap_done();
+    MPI_Finalize();
+    return rc;
+}
+
+static inline long conf_val(int salt, int rank, int i)
+{
+    return salt * 100000L + rank * 1000L + i;
+}
+
+static inline int conf_right(void)
+{
+    return (conf_rank + 1) % conf_size;
+}
+
+static inline int conf_left(void)
+{
+    return (conf_rank + conf_size - 1) % conf_size;
+}
+
+/* Array comparisons: 1 if equal; otherwise queue a diagnostic naming the first differing
+ * element of `where` (printf format) and return 0. Use as tap_ok(conf_check_int(...), "..."). */
+#define CONF_DEFINE_CHECK(suffix, T, PRI, CAST)                                                    \
+    __attribute__((format(printf, 4, 5))) static inline int conf_check_##suffix(                   \
+        const T *got, const T *exp, int n, const char *where, ...)                                 \
+    {                                                                                              \
+        int bad = 0, first = -1;                                                                   \
+        for (int i = 0; i < n; i++)                                                                \
+            if (!(got[i] == exp[i])) {                                                             \
+                if (first < 0)                                                                     \
+                    first = i;                                                                     \
+                bad++;                                                                             \
+            }                                                                                      \
+        if (bad) {                                                                                 \
+            char w[256];                                                                           \
+            va_list ap;                                                                            \
+            va_start(ap, where);                                                                   \
+            vsnprintf(w, sizeof w, where, ap);                                                     \
+            va_end(ap);                                                                            \
+            tap_diag("element %d of %s holds " PRI ", expected " PRI                               \
+                     " (%d of %d elements differ)",                                                \
+                     first, w, (CAST)got[first], (CAST)exp[first], bad, n);                        \
+        }                                                                                          \
+        return bad == 0;                                                                           \
+    }
+
+CONF_DEFINE_CHECK(int, int, "%d", int)
+CONF_DEFINE_CHECK(long, long, "%ld", long)
+CONF_DEFINE_CHECK(i64, int64_t, "%lld", long long)
+CONF_DEFINE_CHECK(double, double, "%.17g", double)
+
+/* Fill helpers with the conf_val pattern. */
+static inline void conf_fill_int(int *a, int n, int salt, int rank)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = (int)conf_val(salt, rank, i);
+}
+
+static inline void conf_fill_long(long *a, int n, int salt, int rank)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = conf_val(salt, rank, i);
+}
+
+static inline void conf_fill_double(double *a, int n, int salt, int rank)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = (double)conf_val(salt, rank, i) + 0.25;
+}
+
+/* Printable name of an MPI error class (the ones RMA tests meet). */
+static inline const char *conf_class_name(int cls)
+{
+#define C_(x)                                                                                      \
+    {                                                                                              \
+        x, #x                                                                                      \
+    }
+    static const struct {
+        int cls;
+        const char *name;
+    } names[] = {
+        C_(MPI_SUCCESS),        C_(MPI_ERR_BUFFER),       C_(MPI_ERR_COUNT),
+        C_(MPI_ERR_TYPE),       C_(MPI_ERR_TAG),          C_(MPI_ERR_COMM),
+        C_(MPI_ERR_RANK),       C_(MPI_ERR_REQUEST),      C_(MPI_ERR_ROOT),
+        C_(MPI_ERR_GROUP),      C_(MPI_ERR_OP),           C_(MPI_ERR_TOPOLOGY),
+        C_(MPI_ERR_DIMS),       C_(MPI_ERR_ARG),          C_(MPI_ERR_UNKNOWN),
+        C_(MPI_ERR_TRUNCATE),   C_(MPI_ERR_OTHER),        C_(MPI_ERR_INTERN),
+        C_(MPI_ERR_IN_STATUS),  C_(MPI_ERR_PENDING),      C_(MPI_ERR_INFO_KEY),
+        C_(MPI_ERR_INFO_VALUE), C_(MPI_ERR_INFO),         C_(MPI_ERR_NO_MEM),
+        C_(MPI_ERR_BASE),       C_(MPI_ERR_KEYVAL),       C_(MPI_ERR_WIN),
+        C_(MPI_ERR_SIZE),       C_(MPI_ERR_DISP),         C_(MPI_ERR_LOCKTYPE),
+        C_(MPI_ERR_ASSERT),     C_(MPI_ERR_RMA_CONFLICT), C_(MPI_ERR_RMA_SYNC),
+        C_(MPI_ERR_RMA_RANGE),  C_(MPI_ERR_RMA_ATTACH),   C_(MPI_ERR_RMA_SHARED),
+        C_(MPI_ERR_RMA_FLAVOR),
+    };
+#undef C_
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].cls == cls)
+            return names[i].name;
+    return "(another class)";
+}
+
+/* "MPI_ERR_RANK (vendor text)" for a return code, into buf. */
+static inline const char *conf_describe_rc(int rc, char *buf, size_t len)
+{
+    int cls = MPI_ERR_UNKNOWN, slen = 0;
+    char s[MPI_MAX_ERROR_STRING] = "";
+    MPI_Error_class(rc, &cls);
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_string(rc, s, &slen);
+        char *stack = strstr(s, ", error stack"); /* MPICH appends its call stack */
+        if (stack)
+            *stack = '\0';
+    }
+    snprintf(buf, len, "%s (class %d)%s%.200s", conf_class_name(cls), cls, slen ? ": " : "", s);
+    for (char *p = buf; *p; p++) /* MPICH's error stacks span lines; TAP diagnostics cannot */
+        if (*p == '\n')
+            *p = ' ';
+    return buf;
+}
+
+static inline int conf_class(int rc)
+{
+    int cls = MPI_ERR_UNKNOWN;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+/* The ranks sharing memory with this one (for MPI_Win_allocate_shared). */
+static inline MPI_Comm conf_shm_comm(void)
+{
+    MPI_Comm c;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c);
+    return c;
+}
+
+#endif
