@@ -24,7 +24,7 @@
 // clang-format off
 #define NBR_SETTINGS(X)                                                                      \
     X(IMPL, str, "ref", "who serves windows: ref (libnbrma) or vendor (forward to the MPI library)") \
-    X(SPIN, int, 100, "polls of a waiting loop before it yields the CPU with sched_yield")        \
+    X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
     X(MAX_ATTACH, int, 64, "regions a rank may attach at once to one dynamic window")             \
     X(VERBOSE, int, 0, "1: print window creation and errors on stderr")
 // clang-format on
@@ -118,6 +118,7 @@ typedef struct nbr_win {
 } nbr_win_t;
 
 extern int nbr_impl_ref; /* 1: new windows are served by ref */
+extern long nbr_spin; /* polls before a wait yields (NBRMA_SPIN, or chosen per node) */
 extern int nbr_nwins;    /* live ref windows (progress only runs when > 0) */
 
 nbr_win_t *nbr_win_lookup_slow(MPI_Win win);

@@ -12,6 +12,9 @@
 
 #include "nbr.h"
 
+/* Until a window tells us whether its node is oversubscribed, yield early (the safe choice). */
+long nbr_spin = 100;
+
 void nbr_progress(void)
 {
     /* Nothing deferred: shared-memory operations and epoch transitions complete in their call. */
@@ -22,7 +25,7 @@ void nbr_wait_until(int (*cond)(void *), void *arg)
     long spins = 0;
     while (!cond(arg)) {
         nbr_progress();
-        if (++spins > nbr_cfg.SPIN)
+        if (++spins > nbr_spin)
             sched_yield();
     }
 }
@@ -33,7 +36,7 @@ int nbr_wait_req(MPI_Request *req)
     long spins = 0;
     while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done) {
         nbr_progress();
-        if (++spins > nbr_cfg.SPIN)
+        if (++spins > nbr_spin)
             sched_yield();
     }
     return rc;
@@ -88,7 +91,7 @@ int nbr_req_done(MPI_Request *req)
             int rc_ = (test_call);                                                                 \
             if (rc_ != MPI_SUCCESS || (flag))                                                      \
                 return rc_;                                                                        \
-            if (++spins_ > nbr_cfg.SPIN)                                                           \
+            if (++spins_ > nbr_spin)                                                           \
                 sched_yield();                                                                     \
         }                                                                                          \
     } while (0)

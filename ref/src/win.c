@@ -7,6 +7,7 @@
  * directly; MPI_Win_create and dynamic windows expose private memory that peers reach with CMA
  * (process_vm_readv/writev). Windows whose group spans nodes are refused: the inter-node
  * transports are not part of the shared-memory reference. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,29 @@ static void lib_init(void)
 #endif
 }
 
+/* How long waits spin before yielding: a peer we wait for needs our core only when the node has
+ * more ranks than cores; otherwise yielding early just adds system calls to every wait (a 2-rank
+ * fence under Open MPI took 3.9 us instead of 0.6). Cores = the union of the node's ranks'
+ * affinity masks (a launcher that binds each rank to one core still gives the job all of them). */
+static void choose_spin(MPI_Comm node, int nranks)
+{
+    if (nbr_cfg.SPIN > 0) {
+        nbr_spin = nbr_cfg.SPIN;
+        return;
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return; /* keep the safe default */
+    MPI_Request r;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE, MPI_BOR, node, &r) !=
+            MPI_SUCCESS ||
+        nbr_wait_req(&r) != MPI_SUCCESS)
+        return;
+    static int oversubscribed;
+    oversubscribed |= nranks > CPU_COUNT(&set); /* one crowded node keeps early yields */
+    nbr_spin = oversubscribed ? 100 : 20000;
+}
+
 /* Ref serves the window only when asked to and when its group lives on one node. */
 static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
 {
@@ -121,6 +145,7 @@ static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
     PMPI_Comm_size(comm, &n);
     PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     PMPI_Comm_size(node, &nn);
+    choose_spin(node, nn);
     PMPI_Comm_free(&node);
     if (nn != n)
         *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION,
