@@ -246,9 +246,41 @@ static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype 
     return target_check(w, call, rank, disp, lo, hi, off);
 }
 
+/* The accumulate family's common case: the same contiguous predefined type on both sides, mapped
+ * target memory, an open epoch, in bounds, an operation defined on the type. Still under the
+ * target's accumulate lock, so it stays atomic with every other accumulate call. `rbuf` receives
+ * the old contents (Get_accumulate, Fetch_and_op) or is NULL. Returns 1 when done, 0 to take the
+ * full path (which reports every error). */
+static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count, MPI_Datatype type,
+                           int rank, MPI_Aint disp, MPI_Op op)
+{
+    const nbr_dtype_t *d = pre_lookup(type);
+    if (!d || (unsigned)rank >= (unsigned)w->size || disp < 0 || count < 0 ||
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return 0;
+    nbr_target_t *t = &w->t[rank];
+    MPI_Aint off = disp * t->disp_unit, n = (MPI_Aint)count * d->size;
+    if (!t->base || !may_access(w, rank) || off + n > t->size ||
+        (op != MPI_REPLACE && op != MPI_NO_OP && nbr_op_check(op, type) != MPI_SUCCESS) ||
+        (op == MPI_NO_OP && !rbuf))
+        return 0;
+    unsigned char *p = t->base + off;
+    nbr_acc_lock(t, w->rank);
+    if (rbuf)
+        memcpy(rbuf, p, (size_t)n);
+    if (op == MPI_REPLACE)
+        memcpy(p, obuf, (size_t)n);
+    else if (op != MPI_NO_OP)
+        nbr_op_apply(op, type, obuf, p, count);
+    nbr_acc_unlock(t);
+    return 1;
+}
+
 static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocount, MPI_Datatype ot,
                       int rank, MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
 {
+    if (ot == tt && ocount == tcount && acc_fast(w, obuf, NULL, ocount, ot, rank, disp, op))
+        return MPI_SUCCESS;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td;
@@ -266,6 +298,10 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                           MPI_Datatype ot, void *rbuf, int rcount, MPI_Datatype rt, int rank,
                           MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
 {
+    if (rt == tt && rcount == tcount &&
+        (op == MPI_NO_OP || (ot == tt && ocount == tcount)) &&
+        acc_fast(w, obuf, rbuf, tcount, tt, rank, disp, op))
+        return MPI_SUCCESS;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td, *rd;
@@ -315,9 +351,12 @@ NBR_API int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype type, in
     nbr_win_t *w = nbr_win_find(win);
     if (!w)
         return PMPI_Fetch_and_op(obuf, rbuf, type, rank, disp, op, win);
+    if (acc_fast(w, obuf, rbuf, 1, type, rank, disp, op))
+        return MPI_SUCCESS;
     const nbr_dtype_t *d;
     if (nbr_dtype_get(type, &d) != MPI_SUCCESS || !d->predefined)
         return nbr_err(w, "MPI_Fetch_and_op", MPI_ERR_TYPE, "datatype must be predefined");
+    pre_remember(d);
     return get_accumulate(w, "MPI_Fetch_and_op", obuf, 1, type, rbuf, 1, type, rank, disp, 1, type,
                           op);
 }
