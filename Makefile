@@ -22,11 +22,12 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
 	$(MPICC) $(NBR_CFLAGS) $(INCLUDES) -DNBH_MPI_NAME='"$(MPI)"' $(CFLAGS) -c $< -o $@
 
+# ref/ first: the benchmark rules name libnbrma as a prerequisite, expanded as they are read.
 include harness/module.mk
+include ref/module.mk
 include suites/patterns/module.mk
 include harness/tests/module.mk
 include suites/conformance/module.mk
-include ref/module.mk
 
 .PHONY: all deps check bench plots install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS)
