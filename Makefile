@@ -30,7 +30,7 @@ include harness/tests/module.mk
 include suites/conformance/module.mk
 
 .PHONY: all deps check bench plots install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS)
+all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
@@ -66,7 +66,7 @@ install: all
 	install -d $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma/plots \
 	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include \
 	  $(INSTDIR)/share/nbrma/harness $(INSTDIR)/share/doc/nbrma
-	install -m 755 $(PATTERN_BINS) $(INSTDIR)/libexec/nbrma/$(MPI)/
+	install -m 755 $(PATTERN_BINS) $(NBRMA_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
 	install -m 755 $(NBRMA_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
 	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/

@@ -17,6 +17,17 @@ $(NBRMA_LIB): $(REF_OBJ)
 	@mkdir -p $(@D)
 	$(MPICC) -shared $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
+# nbrma-settings: the settings table, printed (installed with the benchmarks).
+NBRMA_TOOLS := $(BIN)/nbrma-settings
+$(BIN)/nbrma-settings: $(OBJ)/ref/tools/nbrma_settings.o $(NBRMA_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $< -L$(LIB) -Wl,--no-as-needed -lnbrma -Wl,--as-needed \
+	  '-Wl,-rpath,$$ORIGIN/../lib:$$ORIGIN/../../../lib/nbrma-$(MPI)'
+
+$(OBJ)/ref/tools/%.o: ref/tools/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(NBR_CFLAGS) -Iref/include $(CFLAGS) -c $< -o $@
+
 $(REF_TEST_BINS): $(TESTBIN)/%: $(OBJ)/ref/tests/%.o $(REF_OBJ) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(NBR_LDFLAGS) $(LDFLAGS) -o $@ $^ $(HARNESS_LIBS)
@@ -26,4 +37,5 @@ $(OBJ)/ref/tests/%.o: ref/tests/%.c
 	$(MPICC) $(NBR_CFLAGS) -Iharness -Iref/include -Iref/src $(CFLAGS) -c $< -o $@
 else
 NBRMA_LIB :=
+NBRMA_TOOLS :=
 endif

@@ -62,8 +62,8 @@ NBR_API void MPIX_Nbrma_print_settings(void *stream)
 {
     FILE *f = stream ? stream : stdout;
     nbr_settings_load();
-#define NBR_PRINT_str(n, help)   fprintf(f, "NBRMA_%-12s %-8s %s\n", #n, nbr_cfg.n, help);
-#define NBR_PRINT_int(n, help)   fprintf(f, "NBRMA_%-12s %-8ld %s\n", #n, nbr_cfg.n, help);
+#define NBR_PRINT_str(n, help)   fprintf(f, "NBRMA_%-14s %-8s %s\n", #n, nbr_cfg.n, help);
+#define NBR_PRINT_int(n, help)   fprintf(f, "NBRMA_%-14s %-8ld %s\n", #n, nbr_cfg.n, help);
 #define X(name, type, def, help) NBR_PRINT_##type(name, help)
     NBR_SETTINGS(X)
 #undef X

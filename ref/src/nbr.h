@@ -26,6 +26,7 @@
     X(IMPL, str, "ref", "who serves windows: ref (libnbrma) or vendor (forward to the MPI library)") \
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
     X(MAX_ATTACH, int, 64, "regions a rank may attach at once to one dynamic window")             \
+    X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(VERBOSE, int, 0, "1: print window creation and errors on stderr")
 // clang-format on
 

@@ -143,7 +143,13 @@ static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
     MPI_Comm node;
     int n, nn;
     PMPI_Comm_size(comm, &n);
-    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (nbr_cfg.RANKS_PER_NODE > 0) { /* virtual nodes of consecutive world ranks */
+        int wr;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+        PMPI_Comm_split(comm, (int)(wr / nbr_cfg.RANKS_PER_NODE), 0, &node);
+    } else {
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    }
     PMPI_Comm_size(node, &nn);
     choose_spin(node, nn);
     PMPI_Comm_free(&node);
