@@ -42,7 +42,20 @@ int nbr_fence(nbr_win_t *w, int assert)
                                                                   : "post/start/complete/wait");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     shm_barrier(w);
-    w->fence_open = !(assert &MPI_MODE_NOSUCCEED);
+    w->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    w->epoch_ops = 0;
+    return MPI_SUCCESS;
+}
+
+int nbr_fence_yield(nbr_win_t *w, const char *call)
+{
+    if (w->fence_open && w->epoch_ops)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "%lu RMA call(s) were issued in the epoch the last MPI_Win_fence opened; "
+                       "close it with MPI_Win_fence first (MPI_MODE_NOSUCCEED when no fence "
+                       "epoch follows)",
+                       w->epoch_ops);
+    w->fence_open = 0;
     return MPI_SUCCESS;
 }
 

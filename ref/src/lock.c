@@ -81,8 +81,10 @@ int nbr_lock(nbr_win_t *w, int type, int rank, int assert)
     if (w->access == NBR_EP_PSCW || w->access == NBR_EP_LOCK_ALL)
         return nbr_err(w, call, MPI_ERR_RMA_SYNC, "an access epoch of %s is open",
                        w->access == NBR_EP_PSCW ? "MPI_Win_start" : "MPI_Win_lock_all");
-    w->fence_open = 0;
-    if (!(assert &MPI_MODE_NOCHECK)) {
+    int rc = nbr_fence_yield(w, call);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!(assert & MPI_MODE_NOCHECK)) {
         if (type == MPI_LOCK_SHARED) {
             acquire(&t->ctl->lock, 1, NBR_LOCK_WRITER);
         } else {
@@ -134,8 +136,10 @@ int nbr_lock_all(nbr_win_t *w, int assert)
     if (assert & ~MPI_MODE_NOCHECK)
         return nbr_err(w, "MPI_Win_lock_all", MPI_ERR_ASSERT,
                        "assert 0x%x has bits lock_all does not define", assert);
-    w->fence_open = 0;
-    if (!(assert &MPI_MODE_NOCHECK))
+    int rc = nbr_fence_yield(w, "MPI_Win_lock_all");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!(assert & MPI_MODE_NOCHECK))
         acquire(&w->t[0].ctl->global, 1, ~NBR_GLOBAL_SHARED_MASK);
     w->access = NBR_EP_LOCK_ALL;
     w->lockall_nocheck = (assert &MPI_MODE_NOCHECK) != 0;

@@ -109,6 +109,7 @@ typedef struct nbr_win {
     /* Epoch state (what the application opened; MPI-3.1 §11.5) */
     int access, exposure;
     int fence_open;       /* a fence opened access+exposure (not after NOSUCCEED) */
+    unsigned long epoch_ops; /* RMA calls since the last fence (may a fence epoch give way?) */
     int nlocked;          /* targets I hold a lock on */
     int excl_global;      /* exclusive locks I hold (registered in the global word, 001 §2.3) */
     int lockall_nocheck;  /* lock_all was opened with MPI_MODE_NOCHECK: nothing to release */
@@ -156,6 +157,9 @@ int nbr_req_done(MPI_Request *req);
 /* ---- synchronization (fence.c, pscw.c, lock.c) ----------------------------------------------- */
 
 int nbr_fence(nbr_win_t *w, int assert);
+/* Before start/post/lock/lock_all: end the epoch a fence opened, refused (MPI_ERR_RMA_SYNC) when
+ * RMA calls were issued in it: it must be closed by a fence (MPI-3.1 §11.5.1). */
+int nbr_fence_yield(nbr_win_t *w, const char *call);
 int nbr_pscw_post(nbr_win_t *w, MPI_Group group, int assert);
 int nbr_pscw_start(nbr_win_t *w, MPI_Group group, int assert);
 int nbr_pscw_complete(nbr_win_t *w);

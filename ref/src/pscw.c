@@ -41,12 +41,6 @@ int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n)
     return MPI_SUCCESS;
 }
 
-/* An empty fence epoch (a fence without NOSUCCEED) may give way to another kind of epoch. */
-static void end_fence_epoch(nbr_win_t *w)
-{
-    w->fence_open = 0;
-}
-
 int nbr_pscw_post(nbr_win_t *w, MPI_Group group, int assert)
 {
     static const char call[] = "MPI_Win_post";
@@ -57,10 +51,12 @@ int nbr_pscw_post(nbr_win_t *w, MPI_Group group, int assert)
     if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
         return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits post does not define",
                        assert);
-    int rc = nbr_group_ranks(w, group, &w->exp_group, &w->nexp);
+    int rc = nbr_fence_yield(w, call);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = nbr_group_ranks(w, group, &w->exp_group, &w->nexp);
     if (rc != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_GROUP, "the group has ranks outside the window");
-    end_fence_epoch(w);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my local stores are visible before I expose */
     for (int i = 0; i < w->nexp; i++) {
         int o = w->exp_group[i];
@@ -98,12 +94,14 @@ int nbr_pscw_start(nbr_win_t *w, MPI_Group group, int assert)
     if (assert & ~MPI_MODE_NOCHECK)
         return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits start does not define",
                        assert);
+    int rc = nbr_fence_yield(w, call);
+    if (rc != MPI_SUCCESS)
+        return rc;
     free(w->acc_group);
     w->acc_group = NULL;
-    int rc = nbr_group_ranks(w, group, &w->acc_group, &w->nacc);
+    rc = nbr_group_ranks(w, group, &w->acc_group, &w->nacc);
     if (rc != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_GROUP, "the group has ranks outside the window");
-    end_fence_epoch(w);
     for (int i = 0; i < w->nacc; i++) {
         nbr_target_t *t = &w->t[w->acc_group[i]];
         t->a++; /* access id A_i = ++a (000 §VII-B) */

@@ -16,9 +16,11 @@
 #include "nbr.h"
 #include "op.h"
 
-/* Access epoch toward `rank` (MPI-3.1 §11.5): fence, lock_all, a lock on it, or PSCW start. */
-static inline int may_access(const nbr_win_t *w, int rank)
+/* Access epoch toward `rank` (MPI-3.1 §11.5): fence, lock_all, a lock on it, or PSCW start.
+ * Every RMA call passes here once, so this also counts the calls a fence epoch carried. */
+static inline int may_access(nbr_win_t *w, int rank)
 {
+    w->epoch_ops++;
     return w->fence_open || w->access == NBR_EP_LOCK_ALL || w->t[rank].locked ||
            w->t[rank].in_access;
 }

@@ -104,6 +104,19 @@ int main(int argc, char **argv)
     expect(MPI_Win_shared_query(win, 0, &(MPI_Aint){0}, &(int){0}, &(void *){0}), MPI_SUCCESS,
            "shared_query on an allocated ref window is allowed", "", NULL);
 
+    /* A fence epoch that carried RMA calls must be closed by a fence; an empty one may give way. */
+    MPI_Win_fence(0, win);
+    MPI_Put(&v, 1, MPI_LONG, peer, 2, 1, MPI_LONG, win);
+    expect(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win), MPI_ERR_RMA_SYNC,
+           "lock inside a fence epoch that carried a put", "MPI_Win_lock", "MPI_Win_fence");
+    expect(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC, "lock_all inside that fence epoch",
+           "MPI_Win_lock_all", "RMA call");
+    MPI_Win_fence(0, win);
+    tap_is_long(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win), MPI_SUCCESS,
+                "after a fence with no RMA call in its epoch, a lock may follow");
+    MPI_Win_unlock(peer, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+
     MPI_Errhandler eh;
     MPI_Win_create_errhandler(count_errors, &eh);
     MPI_Win_set_errhandler(win, eh);
