@@ -310,6 +310,51 @@ int nbh_verify(gb_state_t *st, const nbh_case_t *c, int ok, const char *fmt, ...
     return all;
 }
 
+/* ---- patterned transfers (D1-D3) ------------------------------------------------------------ */
+
+void nbh_xfer_open(nbh_xfer_t *x, const nbh_case_t *c, size_t bytes, int put)
+{
+    const int me = c->ctx->rank;
+    nbh_win_open(&x->w, c, (MPI_Aint)bytes);
+    x->bytes = bytes;
+    x->put = put;
+    x->seed = nbh_next_seed();
+    x->disp = nbh_win_disp(&x->w, NBH_TARGET, 0);
+    x->buf = calloc(1, bytes ? bytes : 1);
+    if (!x->buf)
+        nbh_mpi_fail(c, "calloc (origin buffer)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+    if (!put && me == NBH_TARGET) {
+        nbh_win_self_lock(&x->w, c);
+        nbh_pattern_fill(x->w.base, bytes, x->seed);
+        nbh_win_self_unlock(&x->w, c);
+    }
+    if (put && me == NBH_ORIGIN)
+        nbh_pattern_fill(x->buf, bytes, x->seed);
+    NBH_MPI(c, nbh_barrier(c->ctx->comm));
+}
+
+int nbh_xfer_verify(nbh_xfer_t *x, gb_state_t *st, const nbh_case_t *c)
+{
+    const int me = c->ctx->rank;
+    NBH_MPI(c, nbh_barrier(c->ctx->comm));
+    long bad = -1;
+    if (x->put && me == NBH_TARGET) {
+        nbh_win_self_lock(&x->w, c);
+        bad = nbh_pattern_check(x->w.base, x->bytes, x->seed);
+        nbh_win_self_unlock(&x->w, c);
+    } else if (!x->put && me == NBH_ORIGIN) {
+        bad = nbh_pattern_check(x->buf, x->bytes, x->seed);
+    }
+    return nbh_verify(st, c, bad < 0, "byte %ld of %zu differs from what was %s", bad, x->bytes,
+                      x->put ? "put" : "read by get");
+}
+
+void nbh_xfer_close(nbh_xfer_t *x)
+{
+    free(x->buf);
+    nbh_win_close(&x->w);
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 static int series_available(nbh_series_t s, const char **why)

@@ -95,6 +95,33 @@ void nbh_win_self_unlock(const nbh_win_t *w, const nbh_case_t *c);
 /* A fresh seed per case run (identical on every rank). */
 unsigned nbh_next_seed(void);
 
+/* A patterned transfer between origin rank 0 and target rank 1 (D1-D3): the source side (the
+ * origin's buffer for a put, the target's window for a get) holds a seeded pattern; once the
+ * origin has closed its epoch, nbh_xfer_verify checks the destination. */
+enum { NBH_ORIGIN = 0, NBH_TARGET = 1 };
+typedef struct {
+    nbh_win_t w;
+    unsigned char *buf; /* origin buffer, `bytes` long */
+    size_t bytes;
+    unsigned seed;
+    int put;       /* 1: data flows origin -> target; 0: a get */
+    MPI_Aint disp; /* target displacement of byte 0 */
+} nbh_xfer_t;
+
+/* Collective: window and buffer of `bytes`, pattern on the source side, barrier. */
+void nbh_xfer_open(nbh_xfer_t *x, const nbh_case_t *c, size_t bytes, int put);
+/* One put or get of `len` bytes at byte `off` of both the buffer and the target's window. */
+static inline int nbh_xfer_issue(const nbh_xfer_t *x, size_t off, int len)
+{
+    return x->put ? MPI_Put(x->buf + off, len, MPI_BYTE, NBH_TARGET, x->disp + (MPI_Aint)off, len,
+                            MPI_BYTE, x->w.win)
+                  : MPI_Get(x->buf + off, len, MPI_BYTE, NBH_TARGET, x->disp + (MPI_Aint)off, len,
+                            MPI_BYTE, x->w.win);
+}
+/* Collective, after the origin's epoch is closed: did the pattern arrive? (see nbh_verify) */
+int nbh_xfer_verify(nbh_xfer_t *x, gb_state_t *st, const nbh_case_t *c);
+void nbh_xfer_close(nbh_xfer_t *x);
+
 /* Fill/check a deterministic byte pattern (seeded so every run differs). */
 void nbh_pattern_fill(void *buf, size_t n, unsigned seed);
 /* Returns -1 if buf holds the pattern, else the first differing offset. */

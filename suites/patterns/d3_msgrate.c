@@ -4,8 +4,6 @@
  * slots of the target's window without synchronization, then one MPI_Win_flush. The cost of
  * starting one operation is the batch time divided by the batch (paper: 80 ns intra-node,
  * 416 ns inter-node per 8-byte put). */
-#include <stdlib.h>
-
 #include "bench.h"
 
 static long batch = 1000;
@@ -13,26 +11,18 @@ static long batch = 1000;
 static void run(gb_state_t *st, void *arg)
 {
     const nbh_case_t *c = arg;
-    const int me = c->ctx->rank, origin = 0, target = 1;
-    const size_t n = c->size, total = n * (size_t)batch;
+    const int me = c->ctx->rank, origin = NBH_ORIGIN, target = NBH_TARGET;
+    const size_t n = c->size;
     const int count = (int)n;
-    nbh_win_t w;
-    nbh_win_open(&w, c, (MPI_Aint)total);
-    unsigned seed = nbh_next_seed();
-    unsigned char *buf = calloc(1, total);
-    if (!buf)
-        nbh_mpi_fail(c, "calloc (origin buffer)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
-    if (me == origin)
-        nbh_pattern_fill(buf, total, seed);
-    const MPI_Aint disp = nbh_win_disp(&w, target, 0);
+    nbh_xfer_t x; /* the batch's puts fill consecutive slots of one patterned transfer */
+    nbh_xfer_open(&x, c, n * (size_t)batch, 1);
 
     if (me == origin) {
-        NBH_MPI(c, MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win));
+        NBH_MPI(c, MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, x.w.win));
         for (int i = 0; i < c->ctx->opts.warmup; i++) {
             for (long k = 0; k < batch; k++)
-                NBH_MPI(c, MPI_Put(buf + k * (long)n, count, MPI_BYTE, target,
-                                   disp + k * (MPI_Aint)n, count, MPI_BYTE, w.win));
-            NBH_MPI(c, MPI_Win_flush(target, w.win));
+                NBH_MPI(c, nbh_xfer_issue(&x, (size_t)k * n, count));
+            NBH_MPI(c, MPI_Win_flush(target, x.w.win));
         }
     }
     static const char *const q[] = {"batch"};
@@ -43,33 +33,22 @@ static void run(gb_state_t *st, void *arg)
         if (me == origin) {
             double t0 = MPI_Wtime();
             for (long k = 0; k < batch; k++)
-                MPI_Put(buf + k * (long)n, count, MPI_BYTE, target, disp + k * (MPI_Aint)n, count,
-                        MPI_BYTE, w.win);
-            MPI_Win_flush(target, w.win);
+                nbh_xfer_issue(&x, (size_t)k * n, count);
+            MPI_Win_flush(target, x.w.win);
             t = MPI_Wtime() - t0;
         }
         nbh_rec_sample(&rec, st, &t);
     }
     if (me == origin)
-        NBH_MPI(c, MPI_Win_unlock(target, w.win));
-    NBH_MPI(c, nbh_barrier(c->ctx->comm));
-
-    long bad = -1;
-    if (me == target) {
-        nbh_win_self_lock(&w, c);
-        bad = nbh_pattern_check(w.base, total, seed);
-        nbh_win_self_unlock(&w, c);
-    }
-    if (nbh_verify(st, c, bad < 0, "byte %ld (put #%ld) differs from what was put", bad,
-                   bad / (long)n)) {
+        NBH_MPI(c, MPI_Win_unlock(target, x.w.win));
+    if (nbh_xfer_verify(&x, st, c)) {
         nbh_rec_report(&rec, st);
         double med = nbh_rec_median(&rec, 0);
         gb_set_counter(st, "per_put_us", med * 1e6 / (double)batch);
         gb_set_counter(st, "rate_Mmsgs", med > 0 ? (double)batch / med / 1e6 : 0);
     }
     nbh_rec_free(&rec);
-    free(buf);
-    nbh_win_close(&w);
+    nbh_xfer_close(&x);
 }
 
 static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
