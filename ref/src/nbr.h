@@ -71,8 +71,7 @@ typedef struct {
                                                 lock holders (high 32), 001 §2.3's global lock */
     _Alignas(NBR_CACHELINE) uint64_t bar_count;   /* rank 0 only: fence barrier arrivals */
     uint64_t bar_gen;                             /* rank 0 only: completed barriers */
-    _Alignas(NBR_CACHELINE) uint64_t regions_gen; /* dynamic windows: bumped on attach/detach */
-    int32_t nregions;
+    _Alignas(NBR_CACHELINE) int32_t nregions; /* dynamic windows: regions[] in use */
     /* followed by: nbr_region_t regions[max_attach]; nbr_peer_ctr_t peer[size] */
 } nbr_ctl_t;
 

@@ -172,7 +172,6 @@ typedef struct {
 static int win_setup(nbr_win_t *w, MPI_Comm comm, MPI_Win data_win)
 {
     int rc;
-    nbr_win_t *self = w;
     PMPI_Comm_dup(comm, &w->comm);
     PMPI_Comm_rank(comm, &w->rank);
     PMPI_Comm_size(comm, &w->size);
@@ -221,7 +220,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm, MPI_Win data_win)
     }
     free(info);
     if (rc == MPI_SUCCESS)
-        rc = registry_add(self);
+        rc = registry_add(w);
     if (rc == MPI_SUCCESS)
         rc = nbr_barrier(w->comm); /* everyone's control block is zeroed before first use */
     if (rc == MPI_SUCCESS && nbr_cfg.VERBOSE && w->rank == 0)
@@ -388,7 +387,6 @@ NBR_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
                        "already %d regions attached (raise NBRMA_MAX_ATTACH)", w->max_attach);
     reg[c->nregions] = (nbr_region_t){lo, size};
     __atomic_store_n(&c->nregions, c->nregions + 1, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&c->regions_gen, 1, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
 
@@ -403,7 +401,6 @@ NBR_API int MPI_Win_detach(MPI_Win win, const void *base)
         if (reg[i].base == (MPI_Aint)(uintptr_t)base) {
             reg[i] = reg[c->nregions - 1];
             __atomic_store_n(&c->nregions, c->nregions - 1, __ATOMIC_RELEASE);
-            __atomic_fetch_add(&c->regions_gen, 1, __ATOMIC_RELEASE);
             return MPI_SUCCESS;
         }
     return nbr_err(w, "MPI_Win_detach", MPI_ERR_RMA_ATTACH, "%p is not an attached region", base);
