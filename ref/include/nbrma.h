@@ -23,6 +23,45 @@ const char *MPIX_Nbrma_last_error(void);
 /* Print the NBRMA_* settings with their current values and meaning to `stream` (a FILE *). */
 void MPIX_Nbrma_print_settings(void *stream);
 
+/* ---- nonblocking synchronization (paper 000 §V; semantics §VI, docs/nonblocking.md) ----------
+ * Each call takes the arguments of its blocking twin plus an MPI_Request completed by the
+ * standard wait/test family (MPI_Wait, MPI_Test, MPI_Waitall, ... mixed freely with other
+ * requests). Epoch-opening calls (ipost, istart, ilock, ilock_all, and an ifence that only opens)
+ * return a request that is already complete; epoch-closing calls (icomplete, iwait, iunlock,
+ * iunlock_all, an ifence that closes) return one that completes when the epoch has completed
+ * internally; an iflush* request completes when every RMA call issued before it toward its
+ * target(s) has completed. Buffers an epoch touches are unsafe until its request completed.
+ * On windows served by the vendor these calls return MPI_ERR_WIN (the MPI library has no
+ * nonblocking epochs). */
+int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *request);
+int MPIX_Win_ipost(MPI_Group group, int assert, MPI_Win win, MPI_Request *request);
+int MPIX_Win_istart(MPI_Group group, int assert, MPI_Win win, MPI_Request *request);
+int MPIX_Win_icomplete(MPI_Win win, MPI_Request *request);
+int MPIX_Win_iwait(MPI_Win win, MPI_Request *request);
+int MPIX_Win_ilock(int lock_type, int rank, int assert, MPI_Win win, MPI_Request *request);
+int MPIX_Win_iunlock(int rank, MPI_Win win, MPI_Request *request);
+int MPIX_Win_ilock_all(int assert, MPI_Win win, MPI_Request *request);
+int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request);
+int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request);
+int MPIX_Win_iflush_local(int rank, MPI_Win win, MPI_Request *request);
+int MPIX_Win_iflush_all(MPI_Win win, MPI_Request *request);
+int MPIX_Win_iflush_local_all(MPI_Win win, MPI_Request *request);
+
+/* Reorder flags (paper 000 §VI-B): info keys of a window (at creation or MPI_Win_set_info),
+ * values "1"/"true" (on) or "0"/"false" (off, the default). Each lets the progress engine
+ * activate an epoch while the named kind of epoch that precedes it is still active; none applies
+ * across an epoch opened by fence, ifence, lock_all or ilock_all. The RMA calls of the two epochs
+ * may then reach memory out of order: use a flag only when they touch disjoint memory. */
+#define MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER     "MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER"
+#define MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER   "MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER"
+#define MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER "MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER"
+#define MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER   "MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER"
+
+/* Epochs of a ref window that are open, deferred, active or awaiting completion (diagnostics
+ * and tests): *deferred = opened but not yet activated, *pending = not yet completed
+ * internally (deferred included). MPI_ERR_WIN on a vendor window. */
+int MPIX_Win_epoch_counts(MPI_Win win, int *deferred, int *pending);
+
 #ifdef __cplusplus
 }
 #endif
