@@ -18,10 +18,9 @@
 #define NBH_MPI_NAME "unknown"
 #endif
 
-/* Present only when the binary runs on libnbrma (linked or preloaded): the switch between the
- * vendor's RMA and the reference for windows created from then on, and the nonblocking API. */
-extern int MPIX_Nbrma_set_impl(const char *impl) __attribute__((weak));
-extern int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *req) __attribute__((weak));
+/* MPIX_Nbrma_set_impl and MPIX_Win_ifence (mpix.h) are present only when the binary runs on
+ * libnbrma (linked or preloaded): the switch between the vendor's RMA and the reference for
+ * windows created from then on, and the nonblocking API. */
 
 static int g_failed;         /* a case failed validation: exit non-zero */
 static nbh_case_t **g_cases; /* freed after the run */
@@ -83,8 +82,8 @@ _Noreturn void nbh_mpi_fail(const nbh_case_t *c, const char *call, int rc, const
 
 /* ---- cases ---------------------------------------------------------------------------------- */
 
-void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn, const char *fmt,
-                  ...)
+nbh_case_t *nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn,
+                         const char *fmt, ...)
 {
     nbh_case_t *c = calloc(1, sizeof *c);
     if (!c || (g_ncases == g_capcases &&
@@ -98,11 +97,13 @@ void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t f
     c->series = s;
     c->op = op;
     c->size = size;
+    c->flags = s == NBH_REF_NB ? ctx->opts.flags : 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->name, sizeof c->name, fmt, ap);
     va_end(ap);
     gb_register(c->name, fn, c, ctx->opts.iters, ctx->opts.reps);
+    return c;
 }
 
 /* ---- sample recording ----------------------------------------------------------------------- */
@@ -128,7 +129,7 @@ int nbh_rec_init(nbh_rec_t *r, const nbh_case_t *c, gb_state_t *st, int nq,
     return 0;
 }
 
-void nbh_rec_sample(nbh_rec_t *r, gb_state_t *st, const double *t)
+static double rec_add(nbh_rec_t *r, const double *t)
 {
     double m[NBH_MAXQ];
     memcpy(m, t, (size_t)r->nq * sizeof *m);
@@ -138,7 +139,18 @@ void nbh_rec_sample(nbh_rec_t *r, gb_state_t *st, const double *t)
             r->v[q][r->n] = m[q];
         r->n++;
     }
-    gb_set_iteration_time(st, m[0] > 0 ? m[0] : 1e-12);
+    return m[0];
+}
+
+void nbh_rec_add(nbh_rec_t *r, const double *t)
+{
+    rec_add(r, t);
+}
+
+void nbh_rec_sample(nbh_rec_t *r, gb_state_t *st, const double *t)
+{
+    double m0 = rec_add(r, t);
+    gb_set_iteration_time(st, m0 > 0 ? m0 : 1e-12);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -191,9 +203,25 @@ void nbh_rec_free(nbh_rec_t *r)
 
 /* ---- windows -------------------------------------------------------------------------------- */
 
+/* The reorder flags as window info (ref/include/nbrma.h's keys), or MPI_INFO_NULL. */
+static MPI_Info flags_info(const nbh_case_t *c)
+{
+    static const char *const keys[] = {NBH_KEY_A_A_A_R, NBH_KEY_A_A_E_R, NBH_KEY_E_A_E_R,
+                                       NBH_KEY_E_A_A_R};
+    MPI_Info info = MPI_INFO_NULL;
+    if (!c->flags)
+        return info;
+    NBH_MPI(c, MPI_Info_create(&info));
+    for (unsigned i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (c->flags & (1u << i))
+            NBH_MPI(c, MPI_Info_set(info, keys[i], "true"));
+    return info;
+}
+
 void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes)
 {
     MPI_Comm comm = c->ctx->comm;
+    MPI_Info info = flags_info(c);
     memset(w, 0, sizeof *w);
     /* On libnbrma, the series decides whose RMA serves the windows created from here on. */
     if (MPIX_Nbrma_set_impl)
@@ -204,21 +232,21 @@ void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes)
     w->flavor = c->ctx->opts.window;
     switch (w->flavor) {
     case NBH_WIN_ALLOCATE:
-        NBH_MPI(c, MPI_Win_allocate(w->bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win));
+        NBH_MPI(c, MPI_Win_allocate(w->bytes, 1, info, comm, &w->base, &w->win));
         break;
     case NBH_WIN_CREATE:
         /* Plain user memory, as an application would pass it. */
         w->base = aligned_alloc(64, ((size_t)w->bytes + 63) & ~(size_t)63);
         if (!w->base)
             nbh_mpi_fail(c, "aligned_alloc (window memory)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
-        NBH_MPI(c, MPI_Win_create(w->base, w->bytes, 1, MPI_INFO_NULL, comm, &w->win));
+        NBH_MPI(c, MPI_Win_create(w->base, w->bytes, 1, info, comm, &w->win));
         break;
     case NBH_WIN_DYNAMIC: {
         w->base = aligned_alloc(64, ((size_t)w->bytes + 63) & ~(size_t)63);
         w->remote = malloc((size_t)c->ctx->nranks * sizeof *w->remote);
         if (!w->base || !w->remote)
             nbh_mpi_fail(c, "malloc (dynamic window)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
-        NBH_MPI(c, MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &w->win));
+        NBH_MPI(c, MPI_Win_create_dynamic(info, comm, &w->win));
         NBH_MPI(c, MPI_Win_attach(w->win, w->base, w->bytes));
         MPI_Aint mine;
         NBH_MPI(c, MPI_Get_address(w->base, &mine));
@@ -228,6 +256,8 @@ void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes)
         break;
     }
     }
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     NBH_MPI(c, MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN));
     memset(w->base, 0, (size_t)w->bytes);
     NBH_MPI(c, nbh_barrier(comm));
@@ -353,6 +383,69 @@ void nbh_xfer_close(nbh_xfer_t *x)
 {
     free(x->buf);
     nbh_win_close(&x->w);
+}
+
+/* ---- delay patterns (§A, §B) --------------------------------------------------------------- */
+
+void nbh_pattern_run(gb_state_t *st, const nbh_case_t *c, const nbh_pattern_t *p, void *arg)
+{
+    const nbh_opts_t *o = &c->ctx->opts;
+    nbh_align_t al;
+    NBH_MPI(c, nbh_align_init(&al, c->ctx->comm));
+    const char *names[NBH_MAXQ];
+    int nq = p->nq + 1;
+    if (nq > NBH_MAXQ)
+        nbh_mpi_fail(c, "nbh_pattern_run (too many quantities)", MPI_ERR_ARG, __FILE__, __LINE__);
+    for (int q = 0; q < p->nq; q++)
+        names[q] = p->names[q];
+    names[p->nq] = "start_skew";
+    double t[NBH_MAXQ];
+
+    for (int i = 0; i < o->warmup; i++) {
+        memset(t, 0, sizeof t);
+        p->sample(c, arg, &al, o->delay_us, t);
+    }
+    /* The same pattern without the delay, as many samples as the timed part (at most 1000):
+     * what the victim quantity costs by itself in this run. */
+    nbh_rec_t base = {0};
+    double nodelay = 0;
+    if (p->victim >= 0) {
+        nbh_rec_init(&base, c, st, nq, names);
+        long n = base.cap < 1000 ? base.cap : 1000;
+        for (long i = 0; i < n; i++) {
+            memset(t, 0, sizeof t);
+            p->sample(c, arg, &al, 0, t);
+            nbh_rec_add(&base, t);
+        }
+        nodelay = nbh_rec_median(&base, p->victim);
+        nbh_rec_free(&base);
+    }
+    if (p->reset)
+        p->reset(c, arg);
+
+    nbh_rec_t rec;
+    nbh_rec_init(&rec, c, st, nq, names);
+    while (gb_keep_running(st)) {
+        memset(t, 0, sizeof t);
+        p->sample(c, arg, &al, o->delay_us, t);
+        t[p->nq] = al.late;
+        nbh_rec_sample(&rec, st, t);
+    }
+    nbh_rec_report(&rec, st);
+    if (p->victim >= 0) {
+        char key[64];
+        double with = nbh_rec_median(&rec, p->victim);
+        snprintf(key, sizeof key, "%s_nodelay_us", p->names[p->victim]);
+        gb_set_counter(st, key, nodelay * 1e6);
+        gb_set_counter(st, "propagated_delay_us", (with - nodelay) * 1e6);
+        if (c->ctx->rank == 0)
+            fprintf(stderr,
+                    "# %s: %s %.0f us with the %.0f us delay, %.0f us without it: "
+                    "%.0f us of the delay propagated\n",
+                    c->name, p->names[p->victim], with * 1e6, o->delay_us, nodelay * 1e6,
+                    (with - nodelay) * 1e6);
+    }
+    nbh_rec_free(&rec);
 }
 
 /* ---- main ----------------------------------------------------------------------------------- */

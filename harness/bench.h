@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "gbench.h"
+#include "mpix.h"
 #include "opts.h"
 #include "timing.h"
 
@@ -18,8 +19,9 @@ typedef struct nbh_ctx nbh_ctx_t;
 typedef struct {
     const nbh_ctx_t *ctx;
     nbh_series_t series;
-    int op;      /* experiment-specific variant */
-    size_t size; /* bytes; 0 where it has no meaning */
+    int op;         /* experiment-specific variant */
+    size_t size;    /* bytes; 0 where it has no meaning */
+    unsigned flags; /* NBH_FLAG_* reorder flags its windows are created with (ref-nb) */
     char name[160];
 } nbh_case_t;
 
@@ -49,9 +51,10 @@ struct nbh_ctx {
 
 int nbh_main(int argc, char **argv, const nbh_experiment_t *ex);
 
-/* Register a case; the name is formatted from fmt (must start with the experiment id). */
-void nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn, const char *fmt,
-                  ...) __attribute__((format(printf, 6, 7)));
+/* Register a case; the name is formatted from fmt (must start with the experiment id). Its
+ * flags start as --flags for ref-nb (none for the other series); the caller may change them. */
+nbh_case_t *nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb_fn_t fn,
+                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* Samples of NQ named quantities (seconds). Each sample takes the max across ranks;
  * quantity 0 is the iteration time Google Benchmark sees. */
@@ -67,14 +70,17 @@ int nbh_rec_init(nbh_rec_t *r, const nbh_case_t *c, gb_state_t *st, int nq,
                  const char *const *names);
 /* Record one sample (t[0..nq-1], seconds, this rank's view); collective. */
 void nbh_rec_sample(nbh_rec_t *r, gb_state_t *st, const double *t);
+/* The same without telling Google Benchmark (samples outside its timed loop). */
+void nbh_rec_add(nbh_rec_t *r, const double *t);
 double nbh_rec_median(const nbh_rec_t *r, int q);
 double nbh_rec_min(const nbh_rec_t *r, int q);
 /* Counters "<name>_us" (median) per quantity and "<names[0]>_min_us". */
 void nbh_rec_report(const nbh_rec_t *r, gb_state_t *st);
 void nbh_rec_free(nbh_rec_t *r);
 
-/* A window of one flavor, disp unit 1. Dynamic windows attach one region per rank and exchange
- * its address, so targets are addressed uniformly with nbh_win_disp(). */
+/* A window of one flavor, disp unit 1, created with the case's reorder flags as info keys
+ * (MPIX_WIN_*_REORDER = "true"; docs/harness.md). Dynamic windows attach one region per rank and
+ * exchange its address, so targets are addressed uniformly with nbh_win_disp(). */
 typedef struct {
     MPI_Win win;
     unsigned char *base;
@@ -142,6 +148,31 @@ int nbh_verify(gb_state_t *st, const nbh_case_t *c, int ok, const char *fmt, ...
     } while (0)
 _Noreturn void nbh_mpi_fail(const nbh_case_t *c, const char *call, int rc, const char *file,
                             int line);
+
+/* ---- delay patterns (EXPERIMENTS.md §A, §B) ----------------------------------------------
+ * A sample function plays every rank's part of one sample: it calls nbh_align (possibly after
+ * set-up that must precede time 0, e.g. a target's post), then does its rank's role with the
+ * given delay, and stores its rank's measured quantities (seconds from time 0, or durations;
+ * 0 for what it does not measure: the maximum across ranks is kept). nbh_pattern_run does the
+ * warm-up, the samples without delay (when victim >= 0), the timed samples with the delay, and
+ * reports per quantity <name>_us (median of the per-sample maximum), start_skew_us (how late
+ * the latest rank reached time 0) and, when victim >= 0,
+ *   <victim>_nodelay_us  = median of the victim quantity in samples with delay 0, same run;
+ *   propagated_delay_us  = <victim>_us - <victim>_nodelay_us: how much of the injected delay
+ *                          reached the victim (can be slightly negative: noise). */
+typedef void (*nbh_sample_fn)(const nbh_case_t *c, void *arg, nbh_align_t *al, double delay_us,
+                              double *t);
+typedef struct {
+    int nq;
+    const char *const *names;
+    int victim; /* index of the quantity delay propagation is judged on; -1: none */
+    nbh_sample_fn sample;
+    /* Optional, collective: called once before the timed samples (e.g. clear the targets'
+     * windows so the validation afterwards sees only what the timed samples wrote). */
+    void (*reset)(const nbh_case_t *c, void *arg);
+} nbh_pattern_t;
+
+void nbh_pattern_run(gb_state_t *st, const nbh_case_t *c, const nbh_pattern_t *p, void *arg);
 
 /* Begin the timed part of a case (records its name for crash reports). */
 void nbh_case_begin(const nbh_case_t *c);

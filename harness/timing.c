@@ -68,6 +68,33 @@ int nbh_wait(MPI_Request *req)
     return rc;
 }
 
+int nbh_wait_times(int n, MPI_Request *reqs, double *done)
+{
+    int left = n, spins = 0;
+    char seen[64] = {0};
+    if (n > (int)sizeof seen)
+        return MPI_ERR_COUNT;
+    while (left) {
+        int progressed = 0;
+        for (int i = 0; i < n; i++) {
+            if (seen[i])
+                continue;
+            int flag = 0, rc = MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            if (flag) {
+                done[i] = MPI_Wtime();
+                seen[i] = 1;
+                left--;
+                progressed = 1;
+            }
+        }
+        if (!progressed && ++spins > 64)
+            sched_yield();
+    }
+    return MPI_SUCCESS;
+}
+
 int nbh_barrier(MPI_Comm comm)
 {
     MPI_Request r;
@@ -87,4 +114,90 @@ int nbh_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     MPI_Request r;
     int rc = MPI_Ibcast(buf, count, type, root, comm, &r);
     return rc != MPI_SUCCESS ? rc : nbh_wait(&r);
+}
+
+/* ---- aligned starts ------------------------------------------------------------------------ */
+
+enum { ALIGN_TAG = 7321, ALIGN_ROUNDS = 16 };
+
+/* One request-answer exchange with a peer: receive (if in) and send (if out), in that order for
+ * the answering side (rank 0 reads its clock between the two). */
+static int recv1(MPI_Comm comm, int peer, double *in)
+{
+    MPI_Request r;
+    int rc = MPI_Irecv(in, 1, MPI_DOUBLE, peer, ALIGN_TAG, comm, &r);
+    return rc != MPI_SUCCESS ? rc : nbh_wait(&r);
+}
+
+static int send1(MPI_Comm comm, int peer, double out)
+{
+    MPI_Request r;
+    int rc = MPI_Isend(&out, 1, MPI_DOUBLE, peer, ALIGN_TAG, comm, &r);
+    return rc != MPI_SUCCESS ? rc : nbh_wait(&r);
+}
+
+int nbh_align_init(nbh_align_t *a, MPI_Comm comm)
+{
+    int n, flag = 0, *global = NULL, rc;
+    a->comm = comm;
+    MPI_Comm_rank(comm, &a->rank);
+    MPI_Comm_size(comm, &n);
+    a->offset = 0;
+    a->late = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
+    a->global = flag && global && *global;
+    /* Offsets: rank r sends its clock, rank 0 answers with its own; keep the round with the
+     * shortest round trip and assume rank 0 read its clock half-way through it. */
+    for (int r = 1; r < n && !a->global; r++) {
+        double best = 1e30;
+        for (int k = 0; k < ALIGN_ROUNDS; k++) {
+            double theirs = 0;
+            if (a->rank == 0) {
+                if ((rc = recv1(comm, r, &theirs)) != MPI_SUCCESS ||
+                    (rc = send1(comm, r, MPI_Wtime())) != MPI_SUCCESS)
+                    return rc;
+            } else if (a->rank == r) {
+                double t0 = MPI_Wtime();
+                if ((rc = send1(comm, 0, t0)) != MPI_SUCCESS ||
+                    (rc = recv1(comm, 0, &theirs)) != MPI_SUCCESS)
+                    return rc;
+                double t1 = MPI_Wtime();
+                if (t1 - t0 < best) {
+                    best = t1 - t0;
+                    a->offset = theirs - 0.5 * (t0 + t1);
+                }
+            }
+        }
+    }
+    /* Margin: several times the slowest of a few agreement rounds (barrier + broadcast), so
+     * ranks normally reach the start before it passes; at least 50 us, at most 2 ms. */
+    double worst = 0;
+    for (int k = 0; k < 5; k++) {
+        double t0 = MPI_Wtime(), v = t0;
+        if ((rc = nbh_barrier(comm)) != MPI_SUCCESS ||
+            (rc = nbh_bcast(&v, 1, MPI_DOUBLE, 0, comm)) != MPI_SUCCESS)
+            return rc;
+        if (MPI_Wtime() - t0 > worst)
+            worst = MPI_Wtime() - t0;
+    }
+    if ((rc = nbh_allreduce(&worst, 1, MPI_DOUBLE, MPI_MAX, comm)) != MPI_SUCCESS)
+        return rc;
+    a->margin = 4 * worst < 50e-6 ? 50e-6 : 4 * worst > 2e-3 ? 2e-3 : 4 * worst;
+    return MPI_SUCCESS;
+}
+
+double nbh_align(nbh_align_t *a)
+{
+    double start = 0;
+    nbh_barrier(a->comm);
+    if (a->rank == 0)
+        start = MPI_Wtime() + a->margin;
+    nbh_bcast(&start, 1, MPI_DOUBLE, 0, a->comm);
+    start -= a->offset; /* on this rank's clock */
+    double now;
+    while ((now = MPI_Wtime()) < start)
+        if (start - now > 20e-6)
+            sched_yield();
+    a->late = now - start;
+    return start;
 }

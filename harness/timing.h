@@ -26,4 +26,28 @@ int nbh_barrier(MPI_Comm comm);
 int nbh_allreduce(void *buf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int nbh_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 
+/* Complete n requests with MPI_Test + sched_yield; done[i] = MPI_Wtime() when request i was first
+ * seen complete (an epoch's completion time, observed by polling as MPI_Test does). */
+int nbh_wait_times(int n, MPI_Request *reqs, double *done);
+
+/* Aligned sample starts (paper 000 §VIII-A: "a time origin taken at 0" on every process).
+ * MPI_Wtime is not global on MPICH 4.0.2 or Open MPI 4.1.4 here (MPI_WTIME_IS_GLOBAL = 0), so
+ * nbh_align_init estimates each rank's offset to rank 0's clock by ping-pong (the exchange with
+ * the smallest round trip; error <= half of it) unless the attribute says the clock is global.
+ * nbh_align: a yielding barrier, rank 0 broadcasts "start at my now + margin", every rank spins
+ * (yielding while far from it) until that instant on its own clock. Returns the start on the
+ * caller's clock: time 0 of the sample; a->late says how far past it this rank got there (a
+ * descheduled rank on an oversubscribed node arrives late). */
+typedef struct {
+    MPI_Comm comm;
+    int rank;
+    int global;    /* MPI_WTIME_IS_GLOBAL was set */
+    double offset; /* rank 0's clock minus this rank's clock (seconds) */
+    double margin; /* seconds between agreeing on the start and the start */
+    double late;   /* last nbh_align: seconds this rank arrived after the start */
+} nbh_align_t;
+
+int nbh_align_init(nbh_align_t *a, MPI_Comm comm);
+double nbh_align(nbh_align_t *a);
+
 #endif
