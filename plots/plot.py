@@ -232,8 +232,97 @@ def fig_d7(own, every):
     return {"d7_passive.dat": table(comment, head, t, cols, lambda k: D7_CASES[k][2])}
 
 
+# ---- A and B: bars of the measured quantities, one bar per series (A) or flag state (B), as
+# paper 000 Figs. 2-11. Rows: quantity (x size, x delay when a run has several).
+
+AB_FIGURES = {
+    "a1_late_post": ("A1_late_post", [("epoch_us", "access epoch"),
+                                      ("subsequent_us", "subsequent activity"),
+                                      ("cumulative_us", "cumulative")]),
+    "a2_early_transfer": ("A2_early_transfer", [("put_call_us", "inside MPI_Put"),
+                                                ("start_call_us", "inside start"),
+                                                ("epoch_us", "access epoch")]),
+    "a3_early_wait": ("A3_early_wait", [("idle_us", "target idle in synchronization"),
+                                        ("target_epoch_us", "target epoch"),
+                                        ("cumulative_us", "target epoch + work")]),
+    "a4_late_complete": ("A4_late_complete", [("target_epoch_us", "target epoch")]),
+    "a5_early_fence": ("A5_early_fence", [("cumulative_us", "target epoch + work")]),
+    "a6_wait_at_fence": ("A6_wait_at_fence", [("target_epoch_us", "target epoch"),
+                                              ("origin_epoch_us", "origin epoch")]),
+    "a7_late_unlock": ("A7_late_unlock", [("o0_epoch_us", "first lock (O0)"),
+                                          ("o1_epoch_us", "second lock (O1)")]),
+    "b1_aaar_gats": ("B1_aaar_gats", [("t1_epoch_us", "T1 epoch"),
+                                      ("cumulative_us", "O cumulative"),
+                                      ("t0_epoch_us", "T0 epoch")]),
+    "b2_aaar_lock": ("B2_aaar_lock", [("cumulative_us", "O1 cumulative"),
+                                      ("second_epoch_us", "O1 second epoch"),
+                                      ("o0_epoch_us", "O0 epoch")]),
+    "b3_aaer": ("B3_aaer", [("p1_epoch_us", "P1 epoch"), ("p2_exposure_us", "P2 exposure"),
+                            ("p2_access_us", "P2 access"), ("cumulative_us", "P2 cumulative")]),
+    "b4_eaer": ("B4_eaer", [("o1_epoch_us", "O1 epoch"), ("o0_epoch_us", "O0 epoch"),
+                            ("cumulative_us", "T cumulative")]),
+    "b5_eaar": ("B5_eaar", [("p1_epoch_us", "P1 epoch"), ("p2_access_us", "P2 access"),
+                            ("p2_exposure_us", "P2 exposure"), ("cumulative_us", "P2 cumulative")]),
+}
+
+
+def human_size(n):
+    for unit, f in (("M", 1 << 20), ("K", 1 << 10)):
+        if isinstance(n, int) and n >= f and n % f == 0:
+            return "%d%s" % (n // f, unit)
+    return str(n)
+
+
+A3_VARIANTS = ("wait", "test", "iwait")
+
+
+def ab_column(r):
+    """Bar of a result: its series (and A3's variant), or for §B the reorder flag state."""
+    if "flag" in r.params:
+        return (1, r.params["flag"], 0, "flag %s" % ("on" if r.params["flag"] else "off"))
+    v = r.params.get("variant")
+    vk = A3_VARIANTS.index(v) if v in A3_VARIANTS else len(A3_VARIANTS)
+    return (0, series_key(r.series or "-"), vk, (r.series or "-") + (" " + v if v else ""))
+
+
+def fig_ab(name):
+    bench, quantities = AB_FIGURES[name]
+
+    def build(own, every):
+        rs = pick(own, {bench})
+        if not rs:
+            return None
+        sizes = sorted({r.params.get("size", 0) for r in rs})
+        dkey = "delay_us" if any("delay_us" in r.params for r in rs) else "work_us"
+        delays = sorted({r.params.get(dkey, 0) for r in rs})
+        cols = sorted({ab_column(r) for r in rs})
+        t = {}
+        for r in rs:
+            for qi, (counter, label) in enumerate(quantities):
+                if counter not in r.counters:
+                    continue
+                size, delay = r.params.get("size", 0), r.params.get(dkey, 0)
+                text = label
+                if len(sizes) > 1:
+                    text += " %s" % human_size(size)
+                if len(delays) > 1:
+                    text += " D=%g" % delay
+                t.setdefault((qi, size, delay, text), {})[ab_column(r)] = r.counters[counter]
+        if not t:
+            return None
+        comment = ["median µs of %s (%s): %s" % (bench, dkey.replace("_us", " µs") + " " +
+                   ",".join("%g" % d for d in delays),
+                   ", ".join(c for c, _ in quantities)),
+                   "column 1: quantity (and size); then one column per %s" %
+                   ("reorder flag state" if cols[0][0] else "series")]
+        return {name + ".dat": table(comment, ["quantity"] + [c[-1] for c in cols], t, cols,
+                                     lambda k: k[-1])}
+    return build
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7}
+FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 
 # ---- drawing ---------------------------------------------------------------------------------

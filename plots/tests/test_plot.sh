@@ -75,6 +75,32 @@ t_ok $st "data files hold the JSON's D1 sizes and latencies and D7 flush times"
 t_like "$res/plots/data/d7_passive.dat" '"othermpi vendor"' "bars include the sibling directory's MPI"
 t_like "$res/plots/data/d1_latency.dat" '^# ' "data files open with a comment naming the columns"
 
+# An A experiment (bars per series, one group per quantity and size): A4 with two sizes.
+mkdir -p "$tmp/ab/r"
+mpirun_n 2 "$BUILD/bin/a4_late_complete" --quick --iters 4 --warmup 1 --series vendor,ref \
+    --sizes 1K,4K --delay-us 100 --out "$tmp/ab/r/a4.json" >"$tmp/ab.log" 2>&1
+t_is $? 0 "a quick A4 run wrote JSON"
+plot --results "$tmp/ab/r" --only '^a4' --format png
+t_is $? 0 "plot.py draws A4"
+t_like "$tmp/out" '^plot: figures: a4_late_complete$' "as the a4_late_complete figure"
+"$PYTHON" - "$tmp/ab/r" <<'PY' >"$tmp/check" 2>&1
+import os, shlex, sys
+sys.path.insert(0, "harness")
+import nbrma_results
+res = sys.argv[1]
+lines = [l for l in open(os.path.join(res, "plots", "data", "a4_late_complete.dat"))
+         if not l.startswith("#")]
+head = shlex.split(lines[0])
+got = {(r[0], h): r[i] for r in map(shlex.split, lines[1:]) for i, h in enumerate(head) if i}
+want = {("target epoch %dK" % (r.params["size"] // 1024), r.series):
+        "%.6g" % r.counters["target_epoch_us"] for r in nbrma_results.load_dir(res)}
+print("data %s, JSON %s" % (got, want))
+sys.exit(0 if got == want and len(want) == 4 else 1)
+PY
+st=$?
+t_ok $st "a4_late_complete.dat holds the JSON's target_epoch_us per size and series"
+[ $st -eq 0 ] || sed 's/^/# /' "$tmp/check"
+
 # A corrupt JSON: exit 1, the file named.
 mkdir -p "$tmp/bad/r"
 cp "$res/d1_latency.json" "$tmp/bad/r/"
