@@ -71,6 +71,11 @@ int main(int argc, char **argv)
     tap_is_long(PARSE("--impl", "ref", "--sync", "nonblocking"), 0,
                 "--impl ref --sync nonblocking");
     tap_is_long((long)o.series, 1L << NBH_REF_NB, "selects ref-nb alone");
+    tap_is_long(PARSE("--sync", "nonblocking"), 0, "--sync nonblocking (the teaching-lab form)");
+    tap_is_long((long)o.series, 1L << NBH_REF_NB, "selects ref-nb alone");
+    tap_is_long(PARSE("--sync", "blocking"), 0, "--sync blocking");
+    tap_is_long((long)o.series, (1L << NBH_VENDOR) | (1L << NBH_REF),
+                "selects the blocking series, vendor and ref");
     tap_is_long(PARSE("--impl", "vendor"), 0, "--impl vendor");
     tap_is_long((long)o.series, 1L << NBH_VENDOR, "selects vendor alone");
     tap_is_long(PARSE("--impl", "vendor", "--sync", "nonblocking"), 2,
