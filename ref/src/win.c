@@ -118,13 +118,13 @@ static void lib_init(void)
 /* ---- reorder flags (paper 000 §VI-B): window info keys --------------------------------------- */
 
 static const struct {
-    const char *key;
+    const char *key, *short_key; /* Open MPI holds keys of at most 35 characters */
     unsigned bit;
 } flag_keys[] = {
-    {MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER, NBR_AAAR},
-    {MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER, NBR_AAER},
-    {MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER, NBR_EAER},
-    {MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER, NBR_EAAR},
+    {MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER, MPIX_A_A_A_R, NBR_AAAR},
+    {MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER, MPIX_A_A_E_R, NBR_AAER},
+    {MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER, MPIX_E_A_E_R, NBR_EAER},
+    {MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER, MPIX_E_A_A_R, NBR_EAAR},
 };
 #define NBR_NFLAGS (int)(sizeof flag_keys / sizeof flag_keys[0])
 
@@ -141,7 +141,7 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
         for (int k = 0; k < n && !found; k++) {
             char key[MPI_MAX_INFO_KEY + 1];
             if (PMPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS ||
-                strcasecmp(key, flag_keys[i].key) != 0)
+                (strcasecmp(key, flag_keys[i].key) && strcasecmp(key, flag_keys[i].short_key)))
                 continue;
             PMPI_Info_get(info, key, vlen - 1, val, &found);
         }
@@ -540,8 +540,12 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
     int rc = PMPI_Win_get_info(win, info);
     if (!w || rc != MPI_SUCCESS)
         return rc;
-    for (int i = 0; i < NBR_NFLAGS && rc == MPI_SUCCESS; i++)
-        rc = PMPI_Info_set(*info, flag_keys[i].key, (w->flags & flag_keys[i].bit) ? "1" : "0");
+    for (int i = 0; i < NBR_NFLAGS && rc == MPI_SUCCESS; i++) {
+        const char *v = (w->flags & flag_keys[i].bit) ? "1" : "0";
+        rc = PMPI_Info_set(*info, flag_keys[i].short_key, v);
+        if (rc == MPI_SUCCESS && strlen(flag_keys[i].key) < MPI_MAX_INFO_KEY)
+            rc = PMPI_Info_set(*info, flag_keys[i].key, v);
+    }
     return rc;
 }
 
