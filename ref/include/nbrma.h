@@ -51,11 +51,18 @@ int MPIX_Win_iflush_local_all(MPI_Win win, MPI_Request *request);
  * values "1"/"true" (on) or "0"/"false" (off, the default). Each lets the progress engine
  * activate an epoch while the named kind of epoch that precedes it is still active; none applies
  * across an epoch opened by fence, ifence, lock_all or ilock_all. The RMA calls of the two epochs
- * may then reach memory out of order: use a flag only when they touch disjoint memory. */
+ * may then reach memory out of order: use a flag only when they touch disjoint memory.
+ * Open MPI 4.1 refuses info keys longer than 35 characters (MPI_MAX_INFO_KEY 36), so each flag
+ * also has a short key, the paper's abbreviation (MPIX_A_A_A_R, ...), accepted on every MPI;
+ * MPI_Win_get_info reports the short key, and the long one where the MPI library can hold it. */
 #define MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER     "MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER"
 #define MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER   "MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER"
 #define MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER "MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER"
 #define MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER   "MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER"
+#define MPIX_A_A_A_R "MPIX_A_A_A_R" /* short keys: the same four flags */
+#define MPIX_A_A_E_R "MPIX_A_A_E_R"
+#define MPIX_E_A_E_R "MPIX_E_A_E_R"
+#define MPIX_E_A_A_R "MPIX_E_A_A_R"
 
 /* Epochs of a ref window that are open, deferred, active or awaiting completion (diagnostics
  * and tests): *deferred = opened but not yet activated, *pending = not yet completed

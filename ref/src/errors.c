@@ -90,3 +90,22 @@ int nbr_err_comm(MPI_Comm comm, const char *call, int cls, const char *fmt, ...)
     PMPI_Comm_call_errhandler(comm, code);
     return code;
 }
+
+int nbr_err_vendor_win(MPI_Win win, const char *call, int cls, const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    va_list ap;
+    va_start(ap, fmt);
+    format(msg, sizeof msg, call, rank, fmt, ap);
+    va_end(ap);
+    int code = code_for(cls, msg);
+    if (nbr_cfg.VERBOSE && strings_work)
+        fprintf(stderr, "libnbrma: %s\n", msg);
+    if (win != MPI_WIN_NULL)
+        PMPI_Win_call_errhandler(win, code);
+    else
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
+    return code;
+}

@@ -27,6 +27,7 @@
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
     X(MAX_ATTACH, int, 64, "regions a rank may attach at once to one dynamic window")             \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
+    X(ASYNC_PROGRESS, int, 0, "1: a progress thread advances deferred epochs while the application computes (paper 000 §VII-D)") \
     X(VERBOSE, int, 0, "1: print window creation and errors on stderr")
 // clang-format on
 
@@ -69,16 +70,85 @@ typedef struct {
     _Alignas(NBR_CACHELINE) uint64_t acc;    /* accumulate atomicity lock (0 free, else holder+1) */
     _Alignas(NBR_CACHELINE) uint64_t global; /* rank 0 only: lock_all holders (low 32) | exclusive
                                                 lock holders (high 32), 001 §2.3's global lock */
-    _Alignas(NBR_CACHELINE) uint64_t bar_count;   /* rank 0 only: fence barrier arrivals */
-    uint64_t bar_gen;                             /* rank 0 only: completed barriers */
+    _Alignas(NBR_CACHELINE) uint64_t fence; /* fences this rank reached with its preceding
+                                               epoch complete (monotonic; barrier of 000 rule 5) */
     _Alignas(NBR_CACHELINE) int32_t nregions; /* dynamic windows: regions[] in use */
     /* followed by: nbr_region_t regions[max_attach]; nbr_peer_ctr_t peer[size] */
 } nbr_ctl_t;
 
-/* ---- windows --------------------------------------------------------------------------------- */
+/* ---- epochs (epoch.c; paper 000 §VI and §VII) ------------------------------------------------ */
 
-enum { NBR_EP_NONE = 0, NBR_EP_FENCE, NBR_EP_PSCW, NBR_EP_LOCK, NBR_EP_LOCK_ALL };
-enum { NBR_LK_NONE = 0, NBR_LK_SHARED, NBR_LK_EXCL };
+/* Kinds of epoch objects. A fence epoch is access and exposure at once. */
+enum { NBR_EK_FENCE = 1, NBR_EK_START, NBR_EK_POST, NBR_EK_LOCK, NBR_EK_LOCK_ALL };
+/* Internal lifetime (000 §VI): deferred -> active (ids taken, waiting for grants) -> ready
+ * (granted: RMA calls go to memory) -> done (completion conditions met, notifications sent). */
+enum { NBR_ES_DEFERRED = 0, NBR_ES_ACTIVE, NBR_ES_READY, NBR_ES_DONE };
+enum { NBR_SIDE_ACCESS = 1, NBR_SIDE_EXPOSURE = 2 };
+/* Reorder flags of 000 §VI-B, per window. */
+enum {
+    NBR_AAAR = 1u << 0, /* access after access */
+    NBR_AAER = 1u << 1, /* access after exposure */
+    NBR_EAER = 1u << 2, /* exposure after exposure */
+    NBR_EAAR = 1u << 3, /* exposure after access */
+};
+
+/* The internal request of an epoch closing or a flush (000 §VII-C). A blocking call waits on it
+ * directly; a nonblocking one also gets a generalized request completed from it. refs: the
+ * engine's and the generalized request's (freed by whichever lets go last). */
+typedef struct nbr_req {
+    volatile int done;
+    int err;
+    int refs;
+    int is_static; /* the blocking calls' request (nbr_req_blocking): never freed */
+    MPI_Request greq;
+    struct nbr_req *next_finish; /* queued for MPI_Grequest_complete (progress thread) */
+} nbr_req_t;
+
+/* An RMA call of an epoch that is not ready yet, recorded with its arguments and replayed on
+ * activation (000 §VII-A). Buffers are the application's (unsafe until completion, rule 2);
+ * derived datatypes are duplicated so the application may free its handles. */
+enum { NBR_RC_PUT = 1, NBR_RC_GET, NBR_RC_ACC, NBR_RC_GACC, NBR_RC_FOP, NBR_RC_CAS };
+typedef struct nbr_rec {
+    struct nbr_rec *next;
+    int kind, rank;
+    const void *obuf, *cbuf;
+    void *rbuf;
+    int ocount, rcount, tcount;
+    MPI_Datatype ot, rt, tt;
+    unsigned char dup_ot, dup_rt, dup_tt;
+    MPI_Aint disp;
+    MPI_Op op;
+    const char *call;
+    uint64_t age;   /* 000 §VII-C: flushes count down the calls older than themselves */
+    nbr_req_t *req; /* R-variants: completed at replay */
+} nbr_rec_t;
+
+typedef struct nbr_epoch {
+    struct nbr_epoch *next; /* the window's queue, in opening order */
+    int kind, state, side, closed, assert;
+    uint64_t open_seq, close_seq; /* window events: was an earlier epoch closed before I opened? */
+    int *group, n;                /* START: targets; POST: origins */
+    uint64_t *ids;                /* START: access ids A_i; POST: exposure ids (000 §VII-B) */
+    int target, lock_type, lock_phase; /* LOCK */
+    uint64_t fence_no, close_no;       /* FENCE: fence call that opened / closes it (0: none) */
+    int scan;                          /* FENCE: peers already seen at the barrier */
+    nbr_rec_t *rec, **rec_tail;
+    long nrec;
+    nbr_req_t *close_req;
+    int err;
+} nbr_epoch_t;
+
+/* A pending nonblocking or blocking flush: completes when `count` recorded calls toward `rank`
+ * (or any, NBR_FLUSH_ALL) no younger than `age` have been carried out. */
+typedef struct nbr_flush {
+    struct nbr_flush *next;
+    int rank;
+    uint64_t age;
+    long count;
+    nbr_req_t *req;
+} nbr_flush_t;
+
+/* ---- windows --------------------------------------------------------------------------------- */
 
 typedef struct nbr_target {
     unsigned char *base; /* direct pointer to the target's memory (shared flavors), else NULL */
@@ -88,11 +158,13 @@ typedef struct nbr_target {
     pid_t pid;
     nbr_ctl_t *ctl;
     nbr_region_t *regions;
-    nbr_peer_ctr_t *peer;    /* the target's per-peer counters */
-    uint64_t a;              /* access epochs I requested toward it (PSCW start) */
-    uint64_t e;              /* exposure epochs I opened toward it as origin (PSCW post) */
-    unsigned char locked;    /* NBR_LK_* held by me on it */
-    unsigned char in_access; /* member of the current PSCW access group */
+    nbr_peer_ctr_t *peer; /* the target's per-peer counters */
+    uint64_t a;           /* access epochs activated toward it (PSCW; 000 §VII-B's a_l) */
+    uint64_t e;           /* exposure epochs activated toward it as origin (e_l) */
+    uint64_t notified;    /* access ids whose done notification reached it (in order) */
+    unsigned char direct; /* an open, ready epoch covers it: RMA calls go straight to memory */
+    unsigned char in_access;  /* member of the open PSCW access group */
+    nbr_epoch_t *lock_ep;     /* the open lock epoch toward it */
 } nbr_target_t;
 
 typedef struct nbr_win {
@@ -105,15 +177,29 @@ typedef struct nbr_win {
     int disp_unit;
     nbr_ctl_t *ctl; /* mine */
     nbr_target_t *t;
-    /* Epoch state (what the application opened; MPI-3.1 §11.5) */
-    int access, exposure;
-    int fence_open;       /* a fence opened access+exposure (not after NOSUCCEED) */
+    /* Application-level epochs (MPI-3.1 §11.5): what is open now. */
+    nbr_epoch_t *fence_ep;  /* open fence epoch (access and exposure) */
+    nbr_epoch_t *start_ep;  /* open PSCW access epoch */
+    nbr_epoch_t *post_ep;   /* open PSCW exposure epoch */
+    nbr_epoch_t *all_ep;    /* open lock_all epoch */
+    int nlocked;            /* open lock epochs */
     unsigned long epoch_ops; /* RMA calls since the last fence (may a fence epoch give way?) */
-    int nlocked;          /* targets I hold a lock on */
-    int excl_global;      /* exclusive locks I hold (registered in the global word, 001 §2.3) */
-    int lockall_nocheck;  /* lock_all was opened with MPI_MODE_NOCHECK: nothing to release */
-    int *exp_group, nexp; /* PSCW exposure group (origins) */
-    int *acc_group, nacc; /* PSCW access group (targets) */
+    int all_direct;         /* the open fence or lock_all epoch is ready: calls go to memory */
+    int replaying;          /* carrying out recorded calls: their epoch is ready */
+    int want_req;           /* an R-variant is running: a recorded call gets a request */
+    nbr_req_t *got_req;     /* ... and here it is */
+    /* Internal lifetimes: every epoch not yet done, in opening order (000 §VII-A). */
+    nbr_epoch_t *q_head, **q_tail;
+    int ndeferred, npending;
+    struct nbr_win *busy_next; /* windows with pending epochs or flushes, for the engine */
+    int busy;
+    nbr_flush_t *flushes;
+    nbr_epoch_t *ep_free; /* recycled epoch objects */
+    uint64_t seq;         /* epoch open/close events */
+    uint64_t age;         /* recorded RMA calls */
+    uint64_t fence_calls; /* fence calls so far (collective: equal on every rank) */
+    int excl_global;      /* exclusive locks registered in the global word (001 §2.3) */
+    unsigned flags;       /* NBR_AAAR... */
     int max_attach;
     int named; /* the application set a name (MPI_Win_set_name) */
 } nbr_win_t;
@@ -142,6 +228,9 @@ int nbr_err(nbr_win_t *w, const char *call, int cls, const char *fmt, ...)
 /* Same for a call without a ref window (creation): through the communicator's handler. */
 int nbr_err_comm(MPI_Comm comm, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Same for a window the vendor serves (MPIX_ calls that need a ref window). */
+int nbr_err_vendor_win(MPI_Win win, const char *call, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* ---- waiting and progress (progress.c) ------------------------------------------------------- */
 
@@ -153,26 +242,65 @@ int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
 /* A request already complete (R-variants, epoch openings): a generalized request. */
 int nbr_req_done(MPI_Request *req);
 
-/* ---- synchronization (fence.c, pscw.c, lock.c) ----------------------------------------------- */
+/* ---- synchronization (sync.c) and the engine (epoch.c) --------------------------------------- */
 
-int nbr_fence(nbr_win_t *w, int assert);
-/* Before start/post/lock/lock_all: end the epoch a fence opened, refused (MPI_ERR_RMA_SYNC) when
- * RMA calls were issued in it: it must be closed by a fence (MPI-3.1 §11.5.1). */
-int nbr_fence_yield(nbr_win_t *w, const char *call);
-int nbr_pscw_post(nbr_win_t *w, MPI_Group group, int assert);
-int nbr_pscw_start(nbr_win_t *w, MPI_Group group, int assert);
-int nbr_pscw_complete(nbr_win_t *w);
-int nbr_pscw_wait(nbr_win_t *w);
-int nbr_pscw_test(nbr_win_t *w, int *flag);
-int nbr_lock(nbr_win_t *w, int type, int rank, int assert);
-int nbr_unlock(nbr_win_t *w, int rank);
-int nbr_lock_all(nbr_win_t *w, int assert);
-int nbr_unlock_all(nbr_win_t *w);
-#define NBR_FLUSH_ALL (-0x7fffffff)                      /* not a rank, nor any MPI constant */
-int nbr_flush(nbr_win_t *w, const char *call, int rank); /* rank NBR_FLUSH_ALL: every target */
+#define NBR_FLUSH_ALL (-0x7fffffff) /* not a rank, nor any MPI constant */
 int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n);
 void nbr_acc_lock(nbr_target_t *t, int me);
 void nbr_acc_unlock(nbr_target_t *t);
+/* Lock words (lock.c): one try each, never waiting. */
+int nbr_try_lock_shared(nbr_target_t *t);
+int nbr_try_lock_global_excl(nbr_win_t *w);
+int nbr_try_lock_writer(nbr_target_t *t);
+int nbr_try_lock_all(nbr_win_t *w);
+void nbr_unlock_shared(nbr_target_t *t);
+void nbr_unlock_writer(nbr_win_t *w, nbr_target_t *t);
+void nbr_unlock_all_word(nbr_win_t *w);
+
+nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind);
+void nbr_epoch_enqueue(nbr_win_t *w, nbr_epoch_t *e);
+/* Close e at application level; its completion will finish `req` (may be NULL). */
+void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req);
+void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on);
+int nbr_post_completed(nbr_win_t *w, nbr_epoch_t *e); /* every origin closed its access */
+void nbr_epoch_finish(nbr_win_t *w, nbr_epoch_t *e);  /* done: notify, complete, free */
+void nbr_epoch_pool_free(nbr_win_t *w);
+/* Advance a just opened or closed epoch (inline when alone in its queue, else a sweep). */
+void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e);
+/* Record an RMA call into the open epoch covering `rank` (not ready yet). */
+int nbr_record(nbr_win_t *w, const nbr_rec_t *r);
+/* The open epoch covering target `rank`, or NULL. */
+nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank);
+long nbr_pending_calls(nbr_win_t *w, int rank); /* recorded calls toward rank (or ALL) */
+void nbr_flush_add(nbr_win_t *w, nbr_flush_t *f);
+void nbr_flush_remove(nbr_win_t *w, nbr_flush_t *f);
+void nbr_win_busy(nbr_win_t *w);
+void nbr_win_unbusy(nbr_win_t *w);
+
+/* Requests: internal (blocking) or with a generalized request (nonblocking). */
+nbr_req_t *nbr_req_new(void);
+nbr_req_t *nbr_req_blocking(void);
+int nbr_req_expose(nbr_req_t *r, MPI_Request *req); /* create the generalized request */
+void nbr_req_finish(nbr_req_t *r, int err);         /* complete (engine side) */
+void nbr_req_release(nbr_req_t *r);                 /* drop the engine's reference */
+int nbr_req_wait(nbr_req_t *r);                     /* progress until done; returns its error */
+void nbr_progress_start(void);                      /* NBRMA_ASYNC_PROGRESS thread */
+void nbr_progress_stop(void);
+/* With NBRMA_ASYNC_PROGRESS the engine runs in a second thread: every entry point that touches
+ * window state holds the big lock (no cost otherwise: one predictable branch). */
+extern int nbr_async;
+void nbr_big_lock(void);
+void nbr_big_unlock(void);
+#define NBR_ENTER()                                                                                \
+    do {                                                                                           \
+        if (NBR_UNLIKELY(nbr_async))                                                               \
+            nbr_big_lock();                                                                        \
+    } while (0)
+#define NBR_LEAVE()                                                                                \
+    do {                                                                                           \
+        if (NBR_UNLIKELY(nbr_async))                                                               \
+            nbr_big_unlock();                                                                      \
+    } while (0)
 
 /* ---- data movement (transport/shm.c) --------------------------------------------------------- */
 

@@ -3,10 +3,9 @@
  * Every wait in libnbrma is a poll loop that yields the CPU after NBRMA_SPIN polls: with more
  * ranks than cores (laptops, CI, teaching labs) a peer we wait for needs our core. The MPI
  * wait/test family is intercepted so that, while ref windows exist, MPI_Wait on any request
- * (an MPI_Rput's, or a plain MPI_Irecv's) also polls and yields, and drives nbr_progress(). Over
- * shared memory every RMA operation completes inside its call, so the engine has no deferred
- * work in the blocking implementation; it is the hook the nonblocking epochs of paper 000 §VII-D
- * plug their seven steps into. */
+ * (an epoch's closing request, an MPI_Rput's, or a plain MPI_Irecv's) also polls and yields,
+ * and drives the progress engine (epoch.c, paper 000 §VII-D): a nonblocking epoch completes
+ * under plain MPI_Wait/MPI_Test. */
 #include <sched.h>
 #include <string.h>
 
@@ -14,11 +13,6 @@
 
 /* Until a window tells us whether its node is oversubscribed, yield early (the safe choice). */
 long nbr_spin = 100;
-
-void nbr_progress(void)
-{
-    /* Nothing deferred: shared-memory operations and epoch transitions complete in their call. */
-}
 
 void nbr_wait_until(int (*cond)(void *), void *arg)
 {

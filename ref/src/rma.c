@@ -7,8 +7,11 @@
  * memcpy for mapped memory: paper 001 §2.4 keeps put/get near the hardware); other types walk
  * both type maps chunk by chunk (001's "maximal block" strategy). Accumulate-family calls run
  * under the target's accumulate lock, which gives MPI's element-wise atomicity and the default
- * same-origin ordering for all of them alike. Everything completes inside the call, so flush
- * and the R-variants' requests have nothing left to wait for. */
+ * same-origin ordering for all of them alike. In a ready epoch everything completes inside the
+ * call; in an epoch that is open but not ready yet (deferred behind an earlier epoch, waiting
+ * for a post, a lock or the fence barrier) the call is checked, recorded and returns at once;
+ * the progress engine carries it out on activation (paper 000 §VII-A), and flushes and the
+ * R-variants' requests complete then. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,32 +19,39 @@
 #include "nbr.h"
 #include "op.h"
 
-/* Access epoch toward `rank` (MPI-3.1 §11.5): fence, lock_all, a lock on it, or PSCW start.
- * Every RMA call passes here once, so this also counts the calls a fence epoch carried. */
+/* An open, ready access epoch covers `rank` (MPI-3.1 §11.5: fence, lock_all, a lock on it, or
+ * PSCW start), so the call goes straight to memory. Every RMA call passes here once, so this also
+ * counts the calls a fence epoch carried. */
 static inline int may_access(nbr_win_t *w, int rank)
 {
     w->epoch_ops++;
-    return w->fence_open || w->access == NBR_EP_LOCK_ALL || w->t[rank].locked ||
-           w->t[rank].in_access;
+    return w->all_direct || w->t[rank].direct;
 }
 
-/* Validate rank/epoch/range; on success *off is the target byte displacement of byte 0. */
+/* Validate rank/epoch/range; on success *off is the target byte displacement of byte 0 and
+ * *defer says the covering epoch is not ready: record the call instead of moving data. */
 static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp, MPI_Aint lo,
-                        MPI_Aint hi, MPI_Aint *off)
+                        MPI_Aint hi, MPI_Aint *off, int *defer)
 {
+    *defer = 0;
     if (NBR_UNLIKELY(rank < 0 || rank >= w->size))
         return nbr_err(w, call, MPI_ERR_RANK, "target_rank %d is not in the window's group of %d",
                        rank, w->size);
-    if (NBR_UNLIKELY(!may_access(w, rank)))
-        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
-                       "no access epoch toward rank %d is open (call MPI_Win_fence, "
-                       "MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first)",
-                       rank);
+    if (!w->replaying && !may_access(w, rank)) {
+        if (NBR_UNLIKELY(!nbr_access_epoch(w, rank)))
+            return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                           "no access epoch toward rank %d is open (call MPI_Win_fence, "
+                           "MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first)",
+                           rank);
+        *defer = 1;
+    }
     if (NBR_UNLIKELY(disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
         return nbr_err(w, call, MPI_ERR_DISP, "target_disp %ld is negative", (long)disp);
     const nbr_target_t *t = &w->t[rank];
     MPI_Aint b = disp * t->disp_unit;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        if (*defer) /* the target may attach before it exposes: checked when carried out */
+            return *off = b, MPI_SUCCESS;
         const nbr_region_t *reg = t->regions;
         int n = __atomic_load_n(&t->ctl->nregions, __ATOMIC_ACQUIRE);
         for (int i = 0; i < n; i++)
@@ -61,6 +71,22 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
                        (long)(b + lo), (long)(b + hi), (long)disp, rank, (long)t->size);
     *off = b;
     return MPI_SUCCESS;
+}
+
+/* Record a call of an epoch that is not ready (000 §VII-A), then give the engine a turn: the
+ * epoch may be ready now. An R-variant asked for a request (w->want_req): it completes when the
+ * call is carried out. */
+static int record(nbr_win_t *w, nbr_rec_t *r)
+{
+    if (w->want_req && !(r->req = w->got_req = nbr_req_new()))
+        return nbr_err(w, r->call, MPI_ERR_NO_MEM, "out of memory for a request");
+    int rc = nbr_record(w, r);
+    if (rc != MPI_SUCCESS && w->got_req) {
+        nbr_req_release(w->got_req);
+        w->got_req = NULL;
+    }
+    nbr_progress();
+    return rc;
 }
 
 /* Descriptors of the last predefined types seen: predefined handles never change meaning, so
@@ -119,7 +145,7 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
 /* The common case of paper 001 §2.4: a contiguous predefined type on both sides, mapped target
  * memory, an open epoch, in bounds. Returns 1 when it moved the data, 0 to take the full path
  * (which also reports every error). */
-static inline int put_get_fast(nbr_win_t *w, int write, void *obuf, int ocount, MPI_Datatype ot,
+static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int write, void *obuf, int ocount, MPI_Datatype ot,
                                int rank, MPI_Aint disp, int tcount, MPI_Datatype tt)
 {
     const nbr_dtype_t *d = pre_lookup(ot);
@@ -149,28 +175,15 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
     if (rc != MPI_SUCCESS)
         return rc;
     MPI_Aint lo, hi, off;
+    int defer;
     nbr_dtype_span(td, tcount, &lo, &hi);
-    if ((rc = target_check(w, call, rank, disp, lo, hi, &off)) != MPI_SUCCESS)
+    if ((rc = target_check(w, call, rank, disp, lo, hi, &off, &defer)) != MPI_SUCCESS)
         return rc;
+    if (defer)
+        return record(w, &(nbr_rec_t){.kind = write ? NBR_RC_PUT : NBR_RC_GET, .rank = rank,
+                                      .obuf = obuf, .rbuf = obuf, .ocount = ocount, .ot = ot,
+                                      .disp = disp, .tcount = tcount, .tt = tt, .call = call});
     return move(w, call, write, obuf, ocount, od, rank, off, tcount, td);
-}
-
-NBR_API int MPI_Put(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
-                    int tcount, MPI_Datatype tt, MPI_Win win)
-{
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Put(obuf, ocount, ot, rank, disp, tcount, tt, win);
-    return put_get("MPI_Put", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w);
-}
-
-NBR_API int MPI_Get(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, int tcount,
-                    MPI_Datatype tt, MPI_Win win)
-{
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Get(obuf, ocount, ot, rank, disp, tcount, tt, win);
-    return put_get("MPI_Get", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);
 }
 
 /* ---- accumulate family ----------------------------------------------------------------------- */
@@ -217,7 +230,7 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
 /* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. */
 static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype ot, int rank,
                        MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op, int no_op_ok,
-                       const nbr_dtype_t **od, const nbr_dtype_t **td, MPI_Aint *off)
+                       const nbr_dtype_t **od, const nbr_dtype_t **td, MPI_Aint *off, int *defer)
 {
     if (ocount < 0 || tcount < 0)
         return nbr_err(w, call, MPI_ERR_COUNT, "count %d is negative",
@@ -245,7 +258,7 @@ static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype 
     }
     MPI_Aint lo, hi;
     nbr_dtype_span(*td, tcount, &lo, &hi);
-    return target_check(w, call, rank, disp, lo, hi, off);
+    return target_check(w, call, rank, disp, lo, hi, off, defer);
 }
 
 /* The accumulate family's common case: the same contiguous predefined type on both sides, mapped
@@ -287,9 +300,15 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td;
     MPI_Aint off;
-    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off);
+    int defer;
+    int rc =
+        acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off, &defer);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (defer)
+        return record(w, &(nbr_rec_t){.kind = NBR_RC_ACC, .rank = rank, .obuf = obuf,
+                                      .ocount = ocount, .ot = ot, .disp = disp, .tcount = tcount,
+                                      .tt = tt, .op = op, .call = call});
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
     nbr_acc_unlock(&w->t[rank]);
@@ -308,16 +327,23 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td, *rd;
     MPI_Aint off;
+    int defer;
     if (op == MPI_NO_OP) { /* origin arguments are ignored */
         obuf = NULL;
         ot = rt;
         ocount = rcount;
     }
-    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off);
+    int rc =
+        acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off, &defer);
     if (rc != MPI_SUCCESS)
         return rc;
     if (rcount < 0 || nbr_dtype_get(rt, &rd) != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_TYPE, "result buffer: invalid count or datatype");
+    if (defer)
+        return record(w, &(nbr_rec_t){.kind = NBR_RC_GACC, .rank = rank, .obuf = obuf,
+                                      .ocount = ocount, .ot = ot, .rbuf = rbuf, .rcount = rcount,
+                                      .rt = rt, .disp = disp, .tcount = tcount, .tt = tt,
+                                      .op = op, .call = call});
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = move(w, call, 0, rbuf, rcount, rd, rank, off, tcount, td);
     if (rc == MPI_SUCCESS && op != MPI_NO_OP)
@@ -326,50 +352,21 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
     return rc;
 }
 
-NBR_API int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
-                           int tcount, MPI_Datatype tt, MPI_Op op, MPI_Win win)
+static int fetch_and_op(nbr_win_t *w, const char *call, const void *obuf, void *rbuf,
+                        MPI_Datatype type, int rank, MPI_Aint disp, MPI_Op op)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Accumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win);
-    return accumulate(w, "MPI_Accumulate", obuf, ocount, ot, rank, disp, tcount, tt, op);
-}
-
-NBR_API int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype ot, void *rbuf,
-                               int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
-                               MPI_Datatype tt, MPI_Op op, MPI_Win win)
-{
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Get_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt, op,
-                                   win);
-    return get_accumulate(w, "MPI_Get_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank, disp,
-                          tcount, tt, op);
-}
-
-NBR_API int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype type, int rank,
-                             MPI_Aint disp, MPI_Op op, MPI_Win win)
-{
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Fetch_and_op(obuf, rbuf, type, rank, disp, op, win);
     if (acc_fast(w, obuf, rbuf, 1, type, rank, disp, op))
         return MPI_SUCCESS;
     const nbr_dtype_t *d;
     if (nbr_dtype_get(type, &d) != MPI_SUCCESS || !d->predefined)
-        return nbr_err(w, "MPI_Fetch_and_op", MPI_ERR_TYPE, "datatype must be predefined");
+        return nbr_err(w, call, MPI_ERR_TYPE, "datatype must be predefined");
     pre_remember(d);
-    return get_accumulate(w, "MPI_Fetch_and_op", obuf, 1, type, rbuf, 1, type, rank, disp, 1, type,
-                          op);
+    return get_accumulate(w, call, obuf, 1, type, rbuf, 1, type, rank, disp, 1, type, op);
 }
 
-NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
-                                 int rank, MPI_Aint disp, MPI_Win win)
+static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, const void *cbuf,
+                            void *rbuf, MPI_Datatype type, int rank, MPI_Aint disp)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Compare_and_swap(obuf, cbuf, rbuf, type, rank, disp, win);
-    static const char call[] = "MPI_Compare_and_swap";
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const nbr_dtype_t *d;
@@ -378,9 +375,14 @@ NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf,
                        "%s is not allowed: compare-and-swap takes an integer, logical or byte type",
                        nbr_dtype_name(type));
     MPI_Aint off;
-    int rc = target_check(w, call, rank, disp, 0, d->size, &off);
+    int defer;
+    int rc = target_check(w, call, rank, disp, 0, d->size, &off, &defer);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (defer)
+        return record(w, &(nbr_rec_t){.kind = NBR_RC_CAS, .rank = rank, .obuf = obuf,
+                                      .cbuf = cbuf, .rbuf = rbuf, .ot = type, .disp = disp,
+                                      .call = call});
     size_t n = (size_t)d->size;
     unsigned char old[64];
     nbr_acc_lock(&w->t[rank], w->rank);
@@ -393,47 +395,147 @@ NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf,
     return rc;
 }
 
-/* ---- request-based variants: complete inside the call over shared memory --------------------- */
+/* Carry out a recorded call (the engine's step 4, epoch.c): its epoch is ready now. */
+int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r)
+{
+    switch (r->kind) {
+    case NBR_RC_PUT:
+    case NBR_RC_GET:
+        return put_get(r->call, r->kind == NBR_RC_PUT, r->rbuf, r->ocount, r->ot, r->rank, r->disp,
+                       r->tcount, r->tt, w);
+    case NBR_RC_ACC:
+        return accumulate(w, r->call, r->obuf, r->ocount, r->ot, r->rank, r->disp, r->tcount,
+                          r->tt, r->op);
+    case NBR_RC_GACC:
+        return get_accumulate(w, r->call, r->obuf, r->ocount, r->ot, r->rbuf, r->rcount, r->rt,
+                              r->rank, r->disp, r->tcount, r->tt, r->op);
+    case NBR_RC_CAS:
+        return compare_and_swap(w, r->call, r->obuf, r->cbuf, r->rbuf, r->ot, r->rank, r->disp);
+    }
+    return MPI_ERR_INTERN;
+}
+
+/* ---- entry points ---------------------------------------------------------------------------- */
+
+#define NBR_RMA_ENTRY(vendor_call, ...)                                                            \
+    nbr_win_t *w = nbr_win_find(win);                                                              \
+    if (!w)                                                                                        \
+        return vendor_call;                                                                        \
+    NBR_ENTER();                                                                                   \
+    int rc_ = __VA_ARGS__;                                                                         \
+    NBR_LEAVE();                                                                                   \
+    return rc_
+
+/* Put and Get try the fast path first, outside the big lock (taken only with a progress thread). */
+NBR_API int MPI_Put(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                    int tcount, MPI_Datatype tt, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Put(obuf, ocount, ot, rank, disp, tcount, tt, win);
+    if (NBR_LIKELY(!nbr_async &&
+                   put_get_fast(w, 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt)))
+        return MPI_SUCCESS;
+    NBR_ENTER();
+    int rc = put_get("MPI_Put", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w);
+    NBR_LEAVE();
+    return rc;
+}
+
+NBR_API int MPI_Get(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, int tcount,
+                    MPI_Datatype tt, MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Get(obuf, ocount, ot, rank, disp, tcount, tt, win);
+    if (NBR_LIKELY(!nbr_async && put_get_fast(w, 0, obuf, ocount, ot, rank, disp, tcount, tt)))
+        return MPI_SUCCESS;
+    NBR_ENTER();
+    int rc = put_get("MPI_Get", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);
+    NBR_LEAVE();
+    return rc;
+}
+
+NBR_API int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                           int tcount, MPI_Datatype tt, MPI_Op op, MPI_Win win)
+{
+    NBR_RMA_ENTRY(PMPI_Accumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win),
+                  accumulate(w, "MPI_Accumulate", obuf, ocount, ot, rank, disp, tcount, tt, op));
+}
+
+NBR_API int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype ot, void *rbuf,
+                               int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
+                               MPI_Datatype tt, MPI_Op op, MPI_Win win)
+{
+    NBR_RMA_ENTRY(PMPI_Get_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt,
+                                      op, win),
+                  get_accumulate(w, "MPI_Get_accumulate", obuf, ocount, ot, rbuf, rcount, rt,
+                                 rank, disp, tcount, tt, op));
+}
+
+NBR_API int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype type, int rank,
+                             MPI_Aint disp, MPI_Op op, MPI_Win win)
+{
+    NBR_RMA_ENTRY(PMPI_Fetch_and_op(obuf, rbuf, type, rank, disp, op, win),
+                  fetch_and_op(w, "MPI_Fetch_and_op", obuf, rbuf, type, rank, disp, op));
+}
+
+NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
+                                 int rank, MPI_Aint disp, MPI_Win win)
+{
+    NBR_RMA_ENTRY(PMPI_Compare_and_swap(obuf, cbuf, rbuf, type, rank, disp, win),
+                  compare_and_swap(w, "MPI_Compare_and_swap", obuf, cbuf, rbuf, type, rank, disp));
+}
+
+/* ---- request-based variants: complete inside the call in a ready epoch, at replay otherwise -- */
+
+/* Run `call_expr` asking for a request; give the application the recorded call's request, or
+ * one complete from birth. */
+#define NBR_R_ENTRY(vendor_call, call_expr)                                                        \
+    nbr_win_t *w = nbr_win_find(win);                                                              \
+    if (!w)                                                                                        \
+        return vendor_call;                                                                        \
+    NBR_ENTER();                                                                                   \
+    w->want_req = 1;                                                                               \
+    w->got_req = NULL;                                                                             \
+    int rc_ = call_expr;                                                                           \
+    nbr_req_t *r_ = w->got_req;                                                                    \
+    w->want_req = 0;                                                                               \
+    w->got_req = NULL;                                                                             \
+    if (rc_ == MPI_SUCCESS)                                                                        \
+        rc_ = r_ ? nbr_req_expose(r_, req) : nbr_req_done(req);                                    \
+    else if (r_)                                                                                   \
+        nbr_req_release(r_);                                                                       \
+    NBR_LEAVE();                                                                                   \
+    return rc_
 
 NBR_API int MPI_Rput(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
                      int tcount, MPI_Datatype tt, MPI_Win win, MPI_Request *req)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Rput(obuf, ocount, ot, rank, disp, tcount, tt, win, req);
-    int rc = put_get("MPI_Rput", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w);
-    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+    NBR_R_ENTRY(PMPI_Rput(obuf, ocount, ot, rank, disp, tcount, tt, win, req),
+                put_get("MPI_Rput", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w));
 }
 
 NBR_API int MPI_Rget(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, int tcount,
                      MPI_Datatype tt, MPI_Win win, MPI_Request *req)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Rget(obuf, ocount, ot, rank, disp, tcount, tt, win, req);
-    int rc = put_get("MPI_Rget", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);
-    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+    NBR_R_ENTRY(PMPI_Rget(obuf, ocount, ot, rank, disp, tcount, tt, win, req),
+                put_get("MPI_Rget", 0, obuf, ocount, ot, rank, disp, tcount, tt, w));
 }
 
 NBR_API int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
                             int tcount, MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Raccumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win, req);
-    int rc = accumulate(w, "MPI_Raccumulate", obuf, ocount, ot, rank, disp, tcount, tt, op);
-    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+    NBR_R_ENTRY(PMPI_Raccumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win, req),
+                accumulate(w, "MPI_Raccumulate", obuf, ocount, ot, rank, disp, tcount, tt, op));
 }
 
 NBR_API int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype ot, void *rbuf,
                                 int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
                                 MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Rget_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt, op,
-                                    win, req);
-    int rc = get_accumulate(w, "MPI_Rget_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank,
-                            disp, tcount, tt, op);
-    return rc != MPI_SUCCESS ? rc : nbr_req_done(req);
+    NBR_R_ENTRY(PMPI_Rget_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt,
+                                     op, win, req),
+                get_accumulate(w, "MPI_Rget_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank,
+                               disp, tcount, tt, op));
 }

@@ -14,7 +14,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <strings.h>
+
 #include "nbr.h"
+#include "nbrma.h"
 
 int nbr_impl_ref = 1;
 int nbr_nwins;
@@ -108,6 +111,52 @@ static void lib_init(void)
     /* Let peers of the node read/write our private window memory with CMA even under Yama. */
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 #endif
+    if (nbr_cfg.ASYNC_PROGRESS)
+        nbr_progress_start();
+}
+
+/* ---- reorder flags (paper 000 §VI-B): window info keys --------------------------------------- */
+
+static const struct {
+    const char *key, *short_key; /* Open MPI holds keys of at most 35 characters */
+    unsigned bit;
+} flag_keys[] = {
+    {MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER, MPIX_A_A_A_R, NBR_AAAR},
+    {MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER, MPIX_A_A_E_R, NBR_AAER},
+    {MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER, MPIX_E_A_E_R, NBR_EAER},
+    {MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER, MPIX_E_A_A_R, NBR_EAAR},
+};
+#define NBR_NFLAGS (int)(sizeof flag_keys / sizeof flag_keys[0])
+
+/* Apply the reorder keys `info` holds to *flags (keys compare without regard to case). A value
+ * other than 1/0/true/false is refused: *bad names the key. */
+static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *val, int vlen)
+{
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    for (int i = 0; i < NBR_NFLAGS; i++) {
+        int n, found = 0;
+        if (PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+            return MPI_ERR_INFO;
+        for (int k = 0; k < n && !found; k++) {
+            char key[MPI_MAX_INFO_KEY + 1];
+            if (PMPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS ||
+                (strcasecmp(key, flag_keys[i].key) && strcasecmp(key, flag_keys[i].short_key)))
+                continue;
+            PMPI_Info_get(info, key, vlen - 1, val, &found);
+        }
+        if (!found)
+            continue;
+        if (!strcmp(val, "1") || !strcasecmp(val, "true")) {
+            *flags |= flag_keys[i].bit;
+        } else if (!strcmp(val, "0") || !strcasecmp(val, "false")) {
+            *flags &= ~flag_keys[i].bit;
+        } else {
+            *bad = flag_keys[i].key;
+            return MPI_ERR_INFO_VALUE;
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 /* How long waits spin before yielding: a peer we wait for needs our core only when the node has
@@ -236,8 +285,9 @@ static void win_destroy(nbr_win_t *w)
     if (w->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&w->comm);
     free(w->t);
-    free(w->exp_group);
-    free(w->acc_group);
+    while (w->q_head) /* only fence epochs that carried nothing remain at free */
+        nbr_epoch_finish(w, w->q_head);
+    nbr_epoch_pool_free(w);
     free(w);
 }
 
@@ -252,11 +302,20 @@ static nbr_win_t *win_new(int flavor, MPI_Aint size, int disp_unit)
     w->ctl_win = MPI_WIN_NULL;
     w->comm = MPI_COMM_NULL;
     w->handle = MPI_WIN_NULL;
+    w->q_tail = &w->q_head;
     return w;
 }
 
-static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_unit)
+static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_unit, MPI_Info info,
+                      unsigned *flags)
 {
+    const char *bad = NULL;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    *flags = 0;
+    if (parse_flags(info, flags, &bad, val, (int)sizeof val) != MPI_SUCCESS)
+        return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
+                            "info key %s has value \"%s\"; use 1 or 0 (true or false)",
+                            bad ? bad : "(unreadable)", val);
     if (size < 0)
         return nbr_err_comm(comm, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
     if (disp_unit <= 0)
@@ -269,11 +328,13 @@ static int create_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm c
                          MPI_Win *win, int flavor, const char *call)
 {
     int rc;
-    if ((rc = check_args(comm, call, size, disp_unit)) != MPI_SUCCESS)
+    unsigned flags;
+    if ((rc = check_args(comm, call, size, disp_unit, info, &flags)) != MPI_SUCCESS)
         return rc;
     nbr_win_t *w = win_new(flavor, size, disp_unit);
     if (!w)
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
+    w->flags = flags;
     void *base = NULL;
     rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, &base, &w->handle);
     if (rc != MPI_SUCCESS) {
@@ -321,12 +382,14 @@ NBR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 static int create_private(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                           MPI_Win *win, int flavor, const char *call)
 {
-    int rc = check_args(comm, call, size, disp_unit);
+    unsigned flags;
+    int rc = check_args(comm, call, size, disp_unit, info, &flags);
     if (rc != MPI_SUCCESS)
         return rc;
     nbr_win_t *w = win_new(flavor, size, disp_unit);
     if (!w)
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
+    w->flags = flags;
     w->base = base;
     rc = PMPI_Win_create_dynamic(info, comm, &w->handle);
     if (rc == MPI_SUCCESS && (rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS)
@@ -406,27 +469,83 @@ NBR_API int MPI_Win_detach(MPI_Win win, const void *base)
     return nbr_err(w, "MPI_Win_detach", MPI_ERR_RMA_ATTACH, "%p is not an attached region", base);
 }
 
+/* Freeing needs every epoch closed and complete (MPI-3.1 §11.2.5); a nonblocking epoch whose
+ * request has not completed is an error, never a hang. The epoch the last fence opened may stay
+ * open when it carried no RMA call. */
+static int win_free(nbr_win_t *w, MPI_Win *win)
+{
+    static const char call[] = "MPI_Win_free";
+    nbr_progress();
+    if (w->nlocked || w->all_ep || w->start_ep || w->post_ep || (w->fence_ep && w->epoch_ops))
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "an epoch is still open (%s); close it before freeing the window",
+                       w->nlocked    ? "a lock is held"
+                       : w->all_ep   ? "lock_all"
+                       : w->start_ep ? "access epoch of MPI_Win_start"
+                       : w->post_ep  ? "exposure epoch of MPI_Win_post"
+                                     : "RMA calls issued after the last MPI_Win_fence");
+    int open_fence = w->fence_ep != NULL;
+    if (w->npending > open_fence || w->flushes)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "%d closed epoch(s) and %s flush(es) have not completed yet (%d of them "
+                       "deferred); complete their requests with MPI_Wait or MPI_Test first",
+                       w->npending - open_fence, w->flushes ? "some" : "no", w->ndeferred);
+    /* Everyone stops touching peers' memory before any of it goes away. */
+    int rc = nbr_barrier(w->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nbr_win_unbusy(w);
+    registry_remove(w);
+    rc = PMPI_Win_free(&w->handle);
+    win_destroy(w);
+    *win = MPI_WIN_NULL;
+    return rc;
+}
+
 NBR_API int MPI_Win_free(MPI_Win *win)
 {
     nbr_win_t *w = win ? nbr_win_find(*win) : NULL;
     if (!w)
         return PMPI_Win_free(win);
-    if (w->nlocked || w->access == NBR_EP_LOCK_ALL || w->access == NBR_EP_PSCW ||
-        w->exposure == NBR_EP_PSCW)
-        return nbr_err(w, "MPI_Win_free", MPI_ERR_RMA_SYNC,
-                       "an epoch is still open (%s); close it before freeing the window",
-                       w->nlocked                     ? "a lock is held"
-                       : w->access == NBR_EP_LOCK_ALL ? "lock_all"
-                       : w->access == NBR_EP_PSCW     ? "access epoch of MPI_Win_start"
-                                                      : "exposure epoch of MPI_Win_post");
-    /* Everyone stops touching peers' memory before any of it goes away. */
-    int rc = nbr_barrier(w->comm);
+    NBR_ENTER();
+    int rc = win_free(w, win);
+    NBR_LEAVE();
+    return rc;
+}
+
+/* Reorder flags may change during the window's life (000 §VI-B); other keys go to the vendor. */
+NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Win_set_info(win, info);
+    const char *bad = NULL;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    NBR_ENTER();
+    unsigned flags = w->flags;
+    int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val);
+    if (rc == MPI_SUCCESS)
+        w->flags = flags;
+    NBR_LEAVE();
     if (rc != MPI_SUCCESS)
+        return nbr_err(w, "MPI_Win_set_info", MPI_ERR_INFO_VALUE,
+                       "info key %s has value \"%s\"; use 1 or 0 (true or false)",
+                       bad ? bad : "(unreadable)", val);
+    return PMPI_Win_set_info(win, info);
+}
+
+NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    int rc = PMPI_Win_get_info(win, info);
+    if (!w || rc != MPI_SUCCESS)
         return rc;
-    registry_remove(w);
-    rc = PMPI_Win_free(&w->handle);
-    win_destroy(w);
-    *win = MPI_WIN_NULL;
+    for (int i = 0; i < NBR_NFLAGS && rc == MPI_SUCCESS; i++) {
+        const char *v = (w->flags & flag_keys[i].bit) ? "1" : "0";
+        rc = PMPI_Info_set(*info, flag_keys[i].short_key, v);
+        if (rc == MPI_SUCCESS && strlen(flag_keys[i].key) < MPI_MAX_INFO_KEY)
+            rc = PMPI_Info_set(*info, flag_keys[i].key, v);
+    }
     return rc;
 }
 

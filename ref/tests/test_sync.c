@@ -2,7 +2,8 @@
  * locks exclude each other (no lost update of a non-atomic read-modify-write), lock_all and
  * exclusive locks exclude each other through the global word of paper 001 §2.3, the words return
  * to zero afterwards, and the PSCW matching counters of paper 000 §VII-B count every epoch
- * exactly once, never reset, across epochs with different groups and with MPI_MODE_NOCHECK. */
+ * exactly once, never reset, across epochs with different groups and with MPI_MODE_NOCHECK; the
+ * fence counters count the fences that closed an epoch. */
 #include <stddef.h>
 
 #include "nbr.h"
@@ -119,8 +120,13 @@ int main(int argc, char **argv)
     }
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     tap_is_long(bad, 0, "%d fence epochs: each put visible after its closing fence", ROUNDS);
-    tap_ok(__atomic_load_n(&w->t[0].ctl->bar_count, __ATOMIC_ACQUIRE) == 0,
-           "the fence barrier's arrival counter is back to 0");
+    int fenced = 1;
+    for (int r = 0; r < p; r++)
+        fenced &= __atomic_load_n(&w->t[r].ctl->fence, __ATOMIC_ACQUIRE) == 2 * ROUNDS + 2;
+    tap_ok(fenced && w->fence_calls == 2 * ROUNDS + 2 && w->npending == 0,
+           "every rank's fence counter reached fence %d, the last of %llu calls; no epoch "
+           "pending",
+           2 * ROUNDS + 2, (unsigned long long)w->fence_calls);
     MPI_Win_free(&win);
     int rc = tap_done();
     MPI_Finalize();

@@ -1,0 +1,567 @@
+/* sync.c — every synchronization call, blocking and nonblocking (paper 000 §V).
+ *
+ * Each call is written once, as the nonblocking version: it checks the application-level rules
+ * of MPI-3.1 §11.5 (what may be open now), creates or closes an epoch object (epoch.c) and runs
+ * the progress engine once. Opening calls never wait (000 §VII-C: "all the epoch-opening
+ * routines exit immediately"); a closing call returns the epoch's closing request. The blocking
+ * call waits on that request inside libnbrma; MPIX_Win_i* wraps it in a generalized request the
+ * application completes with MPI_Wait/MPI_Test. Blocking flush waits the same way on a flush
+ * object: carrying out the calls recorded before it is all that flushing means over shared
+ * memory, where a call of a ready epoch is complete when it returns. */
+#include <stdlib.h>
+
+#include "nbr.h"
+#include "nbrma.h"
+
+int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n)
+{
+    MPI_Group wg;
+    int rc = PMPI_Comm_group(w->comm, &wg);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Group_size(g, n);
+    int *in = malloc((size_t)*n * sizeof *in + 1), *out = malloc((size_t)*n * sizeof *out + 1);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        PMPI_Group_free(&wg);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < *n; i++)
+        in[i] = i;
+    rc = *n ? PMPI_Group_translate_ranks(g, *n, in, wg, out) : MPI_SUCCESS;
+    free(in);
+    PMPI_Group_free(&wg);
+    for (int i = 0; rc == MPI_SUCCESS && i < *n; i++)
+        if (out[i] == MPI_UNDEFINED)
+            rc = MPI_ERR_GROUP;
+    if (rc != MPI_SUCCESS) {
+        free(out);
+        return rc;
+    }
+    *ranks = out;
+    return MPI_SUCCESS;
+}
+
+/* Hand the outcome of a synchronization call to its caller: `r` is the closing or flush request
+ * (NULL: nothing to wait for). req != NULL: the nonblocking API's request; else block on r. */
+static int conclude(nbr_req_t *r, MPI_Request *req)
+{
+    if (req)
+        return r ? nbr_req_expose(r, req) : nbr_req_done(req);
+    if (!r)
+        return MPI_SUCCESS;
+    int rc = nbr_req_wait(r);
+    nbr_req_release(r);
+    return rc;
+}
+
+static nbr_req_t *new_req(nbr_win_t *w, const char *call, int *rc, const MPI_Request *req)
+{
+    nbr_req_t *r = req ? nbr_req_new() : nbr_req_blocking();
+    *rc = r ? MPI_SUCCESS : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a request");
+    return r;
+}
+
+/* A fence-opened epoch ends when start, post, lock or lock_all opens another kind of epoch;
+ * refused (MPI_ERR_RMA_SYNC) when RMA calls were issued in it: it must be closed by a fence
+ * (MPI-3.1 §11.5.1). It carries nothing, so it is dropped at once. */
+static int fence_yield(nbr_win_t *w, const char *call)
+{
+    nbr_epoch_t *e = w->fence_ep;
+    if (!e)
+        return MPI_SUCCESS;
+    if (w->epoch_ops)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "%lu RMA call(s) were issued in the epoch the last MPI_Win_fence opened; "
+                       "close it with MPI_Win_fence first (MPI_MODE_NOSUCCEED when no fence "
+                       "epoch follows)",
+                       w->epoch_ops);
+    w->fence_ep = NULL;
+    nbr_epoch_close(w, e, NULL);
+    nbr_epoch_finish(w, e);
+    return MPI_SUCCESS;
+}
+
+/* ---- fence (000 rule 5: barrier semantics without blocking) ---------------------------------- */
+
+static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
+{
+    if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
+        return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits fence does not define",
+                       assert);
+    if (w->start_ep || w->post_ep || w->all_ep || w->nlocked)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "a %s epoch is open on this window; fence cannot start or end it",
+                       w->nlocked || w->all_ep ? "passive target" : "post/start/complete/wait");
+    int rc = MPI_SUCCESS;
+    nbr_epoch_t *next = NULL;
+    nbr_req_t *r = NULL;
+    if (!(assert & MPI_MODE_NOSUCCEED) && !(next = nbr_epoch_new(w, NBR_EK_FENCE)))
+        return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
+    if (w->fence_ep && !(r = new_req(w, call, &rc, req))) {
+        free(next);
+        return rc;
+    }
+    uint64_t no = ++w->fence_calls; /* collective: the same number on every rank */
+    if (w->fence_ep) {
+        w->fence_ep->close_no = no;
+        nbr_epoch_close(w, w->fence_ep, r);
+        w->fence_ep = NULL;
+    }
+    if (next) {
+        next->fence_no = no;
+        next->assert = assert;
+        nbr_epoch_enqueue(w, next);
+        w->fence_ep = next;
+    }
+    w->epoch_ops = 0;
+    nbr_progress();
+    return conclude(r, req);
+}
+
+/* ---- general active target: post, start, complete, wait, test -------------------------------- */
+
+static nbr_epoch_t *group_epoch(nbr_win_t *w, const char *call, int kind, MPI_Group group, int *rc)
+{
+    nbr_epoch_t *e = nbr_epoch_new(w, kind);
+    if (!e) {
+        *rc = nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
+        return NULL;
+    }
+    if (group == MPI_GROUP_NULL || nbr_group_ranks(w, group, &e->group, &e->n) != MPI_SUCCESS) {
+        free(e);
+        *rc = nbr_err(w, call, MPI_ERR_GROUP, "the group is not a group of the window's ranks");
+        return NULL;
+    }
+    e->ids = calloc((size_t)e->n + 1, sizeof *e->ids);
+    if (!e->ids) {
+        free(e->group);
+        free(e);
+        *rc = nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
+        return NULL;
+    }
+    return e;
+}
+
+static int ipost(nbr_win_t *w, const char *call, MPI_Group group, int assert, MPI_Request *req)
+{
+    if (w->post_ep)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "an exposure epoch is already open (close it with MPI_Win_wait first)");
+    if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
+        return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits post does not define",
+                       assert);
+    int rc = fence_yield(w, call);
+    nbr_epoch_t *e = rc == MPI_SUCCESS ? group_epoch(w, call, NBR_EK_POST, group, &rc) : NULL;
+    if (!e)
+        return rc;
+    e->assert = assert;
+    nbr_epoch_enqueue(w, e);
+    w->post_ep = e;
+    nbr_epoch_kick(w, e);
+    return conclude(NULL, req);
+}
+
+static int istart(nbr_win_t *w, const char *call, MPI_Group group, int assert, MPI_Request *req)
+{
+    if (w->start_ep || w->all_ep || w->nlocked)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "an access epoch is already open (%s)",
+                       w->start_ep ? "close it with MPI_Win_complete first"
+                                   : "a passive target epoch");
+    if (assert & ~MPI_MODE_NOCHECK)
+        return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits start does not define",
+                       assert);
+    int rc = fence_yield(w, call);
+    nbr_epoch_t *e = rc == MPI_SUCCESS ? group_epoch(w, call, NBR_EK_START, group, &rc) : NULL;
+    if (!e)
+        return rc;
+    e->assert = assert;
+    for (int i = 0; i < e->n; i++)
+        w->t[e->group[i]].in_access = 1;
+    nbr_epoch_enqueue(w, e);
+    w->start_ep = e;
+    nbr_epoch_kick(w, e);
+    return conclude(NULL, req);
+}
+
+static int icomplete(nbr_win_t *w, const char *call, MPI_Request *req)
+{
+    nbr_epoch_t *e = w->start_ep;
+    if (!e)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "no access epoch of MPI_Win_start is open");
+    int rc;
+    nbr_req_t *r = new_req(w, call, &rc, req);
+    if (!r)
+        return rc;
+    for (int i = 0; i < e->n; i++)
+        w->t[e->group[i]].in_access = 0;
+    w->start_ep = NULL;
+    nbr_epoch_close(w, e, r);
+    nbr_epoch_kick(w, e);
+    return conclude(r, req);
+}
+
+static int iwait(nbr_win_t *w, const char *call, MPI_Request *req)
+{
+    nbr_epoch_t *e = w->post_ep;
+    if (!e)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "no exposure epoch of MPI_Win_post is open");
+    int rc;
+    nbr_req_t *r = new_req(w, call, &rc, req);
+    if (!r)
+        return rc;
+    w->post_ep = NULL;
+    nbr_epoch_close(w, e, r);
+    nbr_epoch_kick(w, e);
+    return conclude(r, req);
+}
+
+/* MPI_Win_test: closes the exposure epoch only if it has completed (MPI-3.1 §11.5.2). */
+static int win_test(nbr_win_t *w, int *flag)
+{
+    nbr_epoch_t *e = w->post_ep;
+    if (!e)
+        return nbr_err(w, "MPI_Win_test", MPI_ERR_RMA_SYNC,
+                       "no exposure epoch of MPI_Win_post is open");
+    nbr_progress();
+    *flag = e->state == NBR_ES_READY && nbr_post_completed(w, e);
+    if (*flag) {
+        w->post_ep = NULL;
+        nbr_epoch_close(w, e, NULL);
+        nbr_progress();
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- passive target -------------------------------------------------------------------------- */
+
+static int check_rank(nbr_win_t *w, const char *call, int rank)
+{
+    if (rank < 0 || rank >= w->size)
+        return nbr_err(w, call, MPI_ERR_RANK, "rank %d is not in the window's group of %d", rank,
+                       w->size);
+    return MPI_SUCCESS;
+}
+
+static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert, MPI_Request *req)
+{
+    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
+        return nbr_err(w, call, MPI_ERR_LOCKTYPE,
+                       "lock_type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE", type);
+    if (rank == MPI_PROC_NULL)
+        return conclude(NULL, req);
+    int rc = check_rank(w, call, rank);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (assert & ~MPI_MODE_NOCHECK)
+        return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits lock does not define",
+                       assert);
+    nbr_target_t *t = &w->t[rank];
+    if (t->lock_ep)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                       "rank %d is already locked by this process (nested lock)", rank);
+    if (w->start_ep || w->all_ep)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "an access epoch of %s is open",
+                       w->start_ep ? "MPI_Win_start" : "MPI_Win_lock_all");
+    if ((rc = fence_yield(w, call)) != MPI_SUCCESS)
+        return rc;
+    nbr_epoch_t *e = nbr_epoch_new(w, NBR_EK_LOCK);
+    if (!e)
+        return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
+    e->target = rank;
+    e->lock_type = type;
+    e->assert = assert;
+    nbr_epoch_enqueue(w, e);
+    t->lock_ep = e;
+    w->nlocked++;
+    nbr_epoch_kick(w, e);
+    return conclude(NULL, req);
+}
+
+static int iunlock(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
+{
+    if (rank == MPI_PROC_NULL)
+        return conclude(NULL, req);
+    int rc = check_rank(w, call, rank);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nbr_target_t *t = &w->t[rank];
+    nbr_epoch_t *e = t->lock_ep;
+    if (!e)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "rank %d is not locked by this process", rank);
+    nbr_req_t *r = new_req(w, call, &rc, req);
+    if (!r)
+        return rc;
+    t->lock_ep = NULL;
+    w->nlocked--;
+    nbr_epoch_close(w, e, r);
+    nbr_epoch_kick(w, e);
+    return conclude(r, req);
+}
+
+static int ilock_all(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
+{
+    if (w->all_ep || w->start_ep || w->nlocked)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "an access epoch is already open (%s)",
+                       w->all_ep     ? "MPI_Win_lock_all"
+                       : w->start_ep ? "MPI_Win_start"
+                                     : "MPI_Win_lock");
+    if (assert & ~MPI_MODE_NOCHECK)
+        return nbr_err(w, call, MPI_ERR_ASSERT, "assert 0x%x has bits lock_all does not define",
+                       assert);
+    int rc = fence_yield(w, call);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nbr_epoch_t *e = nbr_epoch_new(w, NBR_EK_LOCK_ALL);
+    if (!e)
+        return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
+    e->assert = assert;
+    nbr_epoch_enqueue(w, e);
+    w->all_ep = e;
+    nbr_epoch_kick(w, e);
+    return conclude(NULL, req);
+}
+
+static int iunlock_all(nbr_win_t *w, const char *call, MPI_Request *req)
+{
+    nbr_epoch_t *e = w->all_ep;
+    if (!e)
+        return nbr_err(w, call, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all was not called");
+    int rc;
+    nbr_req_t *r = new_req(w, call, &rc, req);
+    if (!r)
+        return rc;
+    w->all_ep = NULL;
+    nbr_epoch_close(w, e, r);
+    nbr_epoch_kick(w, e);
+    return conclude(r, req);
+}
+
+/* Flush (000 §VII-C): the request counts down the recorded calls older than itself. */
+static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
+{
+    if (rank == MPI_PROC_NULL)
+        return conclude(NULL, req);
+    if (rank == NBR_FLUSH_ALL) {
+        if (!w->all_ep && !w->nlocked)
+            return nbr_err(w, call, MPI_ERR_RMA_SYNC, "no passive target epoch is open");
+    } else {
+        int rc = check_rank(w, call, rank);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!w->all_ep && !w->t[rank].lock_ep)
+            return nbr_err(w, call, MPI_ERR_RMA_SYNC,
+                           "no passive target epoch toward rank %d is open", rank);
+    }
+    nbr_progress();
+    long n = nbr_pending_calls(w, rank);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!n)
+        return conclude(NULL, req);
+    int rc;
+    nbr_req_t *r = new_req(w, call, &rc, req);
+    nbr_flush_t *f = r ? malloc(sizeof *f) : NULL;
+    if (!f) {
+        if (r)
+            nbr_req_release(r);
+        return r ? nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a flush") : rc;
+    }
+    *f = (nbr_flush_t){.rank = rank, .age = w->age, .count = n, .req = r};
+    r->refs++; /* the flush's */
+    nbr_flush_add(w, f);
+    nbr_progress();
+    return conclude(r, req);
+}
+
+/* ---- the MPI entry points and their MPIX_ twins ---------------------------------------------- */
+
+#define NBR_SYNC_ENTRY(blocking_call, ...)                                                         \
+    nbr_win_t *w = nbr_win_find(win);                                                              \
+    if (!w)                                                                                        \
+        return blocking_call;                                                                      \
+    NBR_ENTER();                                                                                   \
+    int rc_ = __VA_ARGS__;                                                                         \
+    NBR_LEAVE();                                                                                   \
+    return rc_
+
+/* MPIX_ calls on a window the vendor serves: refused (the MPI library has no such epochs). */
+#define NBR_NB_ENTRY(call, ...)                                                                    \
+    nbr_win_t *w = nbr_win_find(win);                                                              \
+    if (!w)                                                                                        \
+        return nbr_err_vendor_win(win, call, MPI_ERR_WIN,                                          \
+                                  "the window is served by the MPI library, which has no "        \
+                                  "nonblocking epochs (create it with NBRMA_IMPL=ref)");           \
+    if (!request)                                                                                  \
+        return nbr_err(w, call, MPI_ERR_REQUEST, "request is NULL");                               \
+    NBR_ENTER();                                                                                   \
+    int rc_ = __VA_ARGS__;                                                                         \
+    NBR_LEAVE();                                                                                   \
+    return rc_
+
+NBR_API int MPI_Win_fence(int assert, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_fence(assert, win), ifence(w, "MPI_Win_fence", assert, NULL));
+}
+
+NBR_API int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_ifence", ifence(w, "MPIX_Win_ifence", assert, request));
+}
+
+NBR_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_post(group, assert, win),
+                   ipost(w, "MPI_Win_post", group, assert, NULL));
+}
+
+NBR_API int MPIX_Win_ipost(MPI_Group group, int assert, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_ipost", ipost(w, "MPIX_Win_ipost", group, assert, request));
+}
+
+NBR_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_start(group, assert, win),
+                   istart(w, "MPI_Win_start", group, assert, NULL));
+}
+
+NBR_API int MPIX_Win_istart(MPI_Group group, int assert, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_istart", istart(w, "MPIX_Win_istart", group, assert, request));
+}
+
+NBR_API int MPI_Win_complete(MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_complete(win), icomplete(w, "MPI_Win_complete", NULL));
+}
+
+NBR_API int MPIX_Win_icomplete(MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_icomplete", icomplete(w, "MPIX_Win_icomplete", request));
+}
+
+NBR_API int MPI_Win_wait(MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_wait(win), iwait(w, "MPI_Win_wait", NULL));
+}
+
+NBR_API int MPIX_Win_iwait(MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iwait", iwait(w, "MPIX_Win_iwait", request));
+}
+
+NBR_API int MPI_Win_test(MPI_Win win, int *flag)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_test(win, flag), win_test(w, flag));
+}
+
+NBR_API int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_lock(type, rank, assert, win),
+                   ilock(w, "MPI_Win_lock", type, rank, assert, NULL));
+}
+
+NBR_API int MPIX_Win_ilock(int type, int rank, int assert, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_ilock", ilock(w, "MPIX_Win_ilock", type, rank, assert, request));
+}
+
+NBR_API int MPI_Win_unlock(int rank, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_unlock(rank, win), iunlock(w, "MPI_Win_unlock", rank, NULL));
+}
+
+NBR_API int MPIX_Win_iunlock(int rank, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iunlock", iunlock(w, "MPIX_Win_iunlock", rank, request));
+}
+
+NBR_API int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_lock_all(assert, win),
+                   ilock_all(w, "MPI_Win_lock_all", assert, NULL));
+}
+
+NBR_API int MPIX_Win_ilock_all(int assert, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_ilock_all", ilock_all(w, "MPIX_Win_ilock_all", assert, request));
+}
+
+NBR_API int MPI_Win_unlock_all(MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_unlock_all(win), iunlock_all(w, "MPI_Win_unlock_all", NULL));
+}
+
+NBR_API int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iunlock_all", iunlock_all(w, "MPIX_Win_iunlock_all", request));
+}
+
+NBR_API int MPI_Win_flush(int rank, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_flush(rank, win), iflush(w, "MPI_Win_flush", rank, NULL));
+}
+
+NBR_API int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iflush", iflush(w, "MPIX_Win_iflush", rank, request));
+}
+
+NBR_API int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_flush_local(rank, win),
+                   iflush(w, "MPI_Win_flush_local", rank, NULL));
+}
+
+NBR_API int MPIX_Win_iflush_local(int rank, MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iflush_local", iflush(w, "MPIX_Win_iflush_local", rank, request));
+}
+
+NBR_API int MPI_Win_flush_all(MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_flush_all(win), iflush(w, "MPI_Win_flush_all", NBR_FLUSH_ALL, NULL));
+}
+
+NBR_API int MPIX_Win_iflush_all(MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iflush_all",
+                 iflush(w, "MPIX_Win_iflush_all", NBR_FLUSH_ALL, request));
+}
+
+NBR_API int MPI_Win_flush_local_all(MPI_Win win)
+{
+    NBR_SYNC_ENTRY(PMPI_Win_flush_local_all(win),
+                   iflush(w, "MPI_Win_flush_local_all", NBR_FLUSH_ALL, NULL));
+}
+
+NBR_API int MPIX_Win_iflush_local_all(MPI_Win win, MPI_Request *request)
+{
+    NBR_NB_ENTRY("MPIX_Win_iflush_local_all",
+                 iflush(w, "MPIX_Win_iflush_local_all", NBR_FLUSH_ALL, request));
+}
+
+NBR_API int MPI_Win_sync(MPI_Win win)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Win_sync(win);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    nbr_progress();
+    return MPI_SUCCESS;
+}
+
+NBR_API int MPIX_Win_epoch_counts(MPI_Win win, int *deferred, int *pending)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return nbr_err_vendor_win(win, "MPIX_Win_epoch_counts", MPI_ERR_WIN,
+                                  "the window is served by the MPI library");
+    NBR_ENTER();
+    nbr_progress();
+    *deferred = w->ndeferred;
+    *pending = w->npending;
+    NBR_LEAVE();
+    return MPI_SUCCESS;
+}
