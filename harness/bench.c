@@ -661,6 +661,13 @@ int nbh_main(int argc, char **argv, const nbh_experiment_t *ex)
         if (!(ctx.opts.series & (1u << s)))
             continue;
         const char *why = "";
+        if (ex->series && !(ex->series & (1u << s))) {
+            if (ctx.rank == 0)
+                fprintf(stderr, "%s: series %s skipped: %s\n", prog,
+                        nbh_series_name((nbh_series_t)s),
+                        ex->series_why ? ex->series_why : "the experiment does not have it");
+            continue;
+        }
         if (!series_available((nbh_series_t)s, &why)) {
             if (ctx.rank == 0)
                 fprintf(stderr, "%s: series %s skipped: %s\n", prog,

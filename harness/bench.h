@@ -36,6 +36,10 @@ typedef struct {
     long default_iters;
     const nbh_extra_opt_t *extra;
     void (*register_cases)(nbh_ctx_t *ctx, nbh_series_t s);
+    /* Series the experiment has (bit 1 << nbh_series_t; 0: all three) and, for the others, why
+     * not (printed when they are asked for, e.g. "D1 measures blocking calls only"). */
+    unsigned series;
+    const char *series_why;
 } nbh_experiment_t;
 
 struct nbh_ctx {

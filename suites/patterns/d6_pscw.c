@@ -74,6 +74,8 @@ int main(int argc, char **argv)
         .uses = NBH_USE_WINDOW,
         .default_iters = 1000,
         .register_cases = register_cases,
+        .series = 1u << NBH_VENDOR | 1u << NBH_REF,
+        .series_why = "it measures the blocking calls (the nonblocking epochs are A1-A7, B1-B5)",
     };
     return nbh_main(argc, argv, &ex);
 }
