@@ -194,10 +194,11 @@ double nbh_align(nbh_align_t *a)
         start = MPI_Wtime() + a->margin;
     nbh_bcast(&start, 1, MPI_DOUBLE, 0, a->comm);
     start -= a->offset; /* on this rank's clock */
+    /* Yield on every turn: with more ranks than cores, a rank spinning without yielding keeps a
+     * peer descheduled past the start (by up to a scheduler time slice). */
     double now;
     while ((now = MPI_Wtime()) < start)
-        if (start - now > 20e-6)
-            sched_yield();
+        sched_yield();
     a->late = now - start;
     return start;
 }

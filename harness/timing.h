@@ -35,7 +35,7 @@ int nbh_wait_times(int n, MPI_Request *reqs, double *done);
  * nbh_align_init estimates each rank's offset to rank 0's clock by ping-pong (the exchange with
  * the smallest round trip; error <= half of it) unless the attribute says the clock is global.
  * nbh_align: a yielding barrier, rank 0 broadcasts "start at my now + margin", every rank spins
- * (yielding while far from it) until that instant on its own clock. Returns the start on the
+ * (yielding the CPU on every turn) until that instant on its own clock. Returns the start on the
  * caller's clock: time 0 of the sample; a->late says how far past it this rank got there (a
  * descheduled rank on an oversubscribed node arrives late). */
 typedef struct {

@@ -41,8 +41,8 @@ static void sample(const nbh_case_t *c, void *arg, nbh_align_t *al, double delay
             done[1] = MPI_Wtime();
         ab_complete_all(c, ab_nb(c) ? 2 : 1, r, done);
         t[0] = done[1] - ts;
-    }
-    /* T: passive; it progresses in the harness's collectives (nbh_rec_sample). */
+    } else
+        ab_passive(al); /* T progresses in the harness's collectives (nbh_rec_sample) */
 }
 
 static void run(gb_state_t *st, void *arg)

@@ -168,6 +168,13 @@ static inline void ab_unlock(const nbh_case_t *c, const ab_t *a, int target, MPI
         NBH_MPI(c, MPI_Win_unlock(target, a->w.win));
 }
 
+/* A rank with nothing to do at time 0 (a passive target): when it got there does not matter, so
+ * it does not count in start_skew_us (it is often descheduled then, by the ranks that work). */
+static inline void ab_passive(nbh_align_t *al)
+{
+    al->late = 0;
+}
+
 /* Complete n requests (MPI_Test polling); done[i] = completion time of request i. */
 static inline void ab_complete_all(const nbh_case_t *c, int n, MPI_Request *r, double *done)
 {

@@ -39,6 +39,8 @@ static void sample(const nbh_case_t *c, void *arg, nbh_align_t *al, double delay
         ab_complete_all(c, 4, r, done);
         t[0] = (done[1] > done[3] ? done[1] : done[3]) - ts;
         t[1] = done[3] - ts;
+    } else {
+        ab_passive(al);
     }
 }
 
