@@ -103,8 +103,21 @@ void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
     }
 }
 
+static _Thread_local int in_progress_thread;
+static nbr_rec_t *type_free_head; /* recordings whose datatypes the progress thread may not free */
+
+int nbr_in_progress_thread(void)
+{
+    return in_progress_thread;
+}
+
 static void rec_free(nbr_rec_t *r)
 {
+    if (in_progress_thread && (r->dup_ot || r->dup_rt || r->dup_tt)) {
+        r->next = type_free_head; /* MPI_Type_free is for an application thread */
+        type_free_head = r;
+        return;
+    }
     if (r->dup_ot)
         PMPI_Type_free(&r->ot);
     if (r->dup_rt)
@@ -624,7 +637,6 @@ void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e)
 
 /* ---- requests (000 §VII-C) ------------------------------------------------------------------- */
 
-static _Thread_local int in_progress_thread;
 static nbr_req_t *finish_head; /* completed by the progress thread, MPI_Grequest_complete due */
 
 nbr_req_t *nbr_req_new(void)
@@ -715,6 +727,11 @@ static void finish_queued(void)
 {
     if (in_progress_thread)
         return;
+    while (type_free_head) {
+        nbr_rec_t *r = type_free_head;
+        type_free_head = r->next;
+        rec_free(r);
+    }
     while (finish_head) {
         nbr_req_t *r = finish_head;
         finish_head = r->next_finish;

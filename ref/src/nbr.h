@@ -289,6 +289,7 @@ void nbr_progress_stop(void);
 /* With NBRMA_ASYNC_PROGRESS the engine runs in a second thread: every entry point that touches
  * window state holds the big lock (no cost otherwise: one predictable branch). */
 extern int nbr_async;
+int nbr_in_progress_thread(void); /* the caller is the progress thread: no MPI call allowed */
 void nbr_big_lock(void);
 void nbr_big_unlock(void);
 #define NBR_ENTER()                                                                                \
