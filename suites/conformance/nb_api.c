@@ -6,10 +6,11 @@
  * and once they have, the data of the epoch is where it belongs: at the target for puts and
  * accumulates (checked by the target, after a message when the epoch is still open), in the
  * origin's buffer for gets. Ring pattern: every rank writes to its right neighbour and reads
- * from its left one. MPIX_Win_epoch_counts reports nothing pending afterwards. */
+ * from its left one; also PSCW with the rank itself in both groups and with MPI_MODE_NOCHECK.
+ * MPIX_Win_epoch_counts reports nothing pending afterwards. */
 #include "nb_util.h"
 
-#define N 16 /* int64 slots per rank; each section below uses its own */
+#define N 24 /* int64 slots per rank; each section below uses its own */
 
 static int64_t *base;
 static MPI_Win win;
@@ -96,6 +97,46 @@ static void pscw_epochs(void)
            "%s: MPIX_Win_icomplete and MPIX_Win_iwait complete; after iwait the left "
            "neighbour's MPI_Put and MPI_Accumulate are in the window",
            flavor);
+    MPI_Group_free(&lg);
+    MPI_Group_free(&rg);
+}
+
+/* A rank in its own access and exposure groups; MPI_MODE_NOCHECK on ipost and istart. */
+static void pscw_self_nocheck(void)
+{
+    MPI_Group me = nbt_group(conf_rank, -1), lg = nbt_group(conf_left(), -1),
+              rg = nbt_group(conf_right(), -1);
+    int64_t v = conf_val(6, conf_rank, 16), w = conf_val(7, conf_rank, 17);
+    MPI_Request q[4];
+    MPIX_Win_ipost(me, 0, win, &q[0]);
+    MPIX_Win_istart(me, 0, win, &q[1]);
+    MPI_Put(&v, 1, MPI_INT64_T, conf_rank, 16, 1, MPI_INT64_T, win);
+    MPIX_Win_icomplete(win, &q[2]);
+    MPIX_Win_iwait(win, &q[3]);
+    nbt_waitall(4, q, "PSCW epochs with this rank alone in both groups");
+    int64_t got = nbt_load(&base[16]);
+    if (got != v)
+        nbt_diag("slot 16 holds %lld after a put to itself, expected %lld", (long long)got,
+                 (long long)v);
+    tap_ok(got == v,
+           "%s: ipost/istart with the rank itself in both groups, put to itself, "
+           "icomplete/iwait complete",
+           flavor);
+
+    /* NOCHECK: every post is opened before any start (ordered by a barrier) */
+    MPIX_Win_ipost(lg, MPI_MODE_NOCHECK, win, &q[0]);
+    nbt_barrier();
+    MPIX_Win_istart(rg, MPI_MODE_NOCHECK, win, &q[1]);
+    MPI_Put(&w, 1, MPI_INT64_T, conf_right(), 17, 1, MPI_INT64_T, win);
+    MPIX_Win_icomplete(win, &q[2]);
+    MPIX_Win_iwait(win, &q[3]);
+    nbt_waitall(4, q, "PSCW epochs with MPI_MODE_NOCHECK");
+    got = nbt_load(&base[17]);
+    if (got != conf_val(7, conf_left(), 17))
+        nbt_diag("slot 17 holds %lld, expected %ld", (long long)got, conf_val(7, conf_left(), 17));
+    tap_ok(got == conf_val(7, conf_left(), 17),
+           "%s: MPIX_Win_ipost and MPIX_Win_istart with MPI_MODE_NOCHECK: the put arrived", flavor);
+    MPI_Group_free(&me);
     MPI_Group_free(&lg);
     MPI_Group_free(&rg);
 }
@@ -220,6 +261,7 @@ static void run(int create)
     init_window();
     fence_epochs();
     pscw_epochs();
+    pscw_self_nocheck();
     lock_epochs();
     lock_all_epochs();
     counts_idle();
@@ -230,7 +272,7 @@ static void run(int create)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 2);
-    tap_plan(2 * 12);
+    tap_plan(2 * 14);
     run(0);
     run(1);
     return nbt_done();

@@ -8,6 +8,8 @@
  *                     MPI_Win_free while a nonblocking epoch has not completed (exposure,
  *                     access and lock epochs), which must not hang and must leave the window
  *                     usable: the epoch then completes with its data and the free succeeds
+ *   MPI_ERR_RMA_RANGE an MPI_Put beyond the target's window in a deferred epoch, reported by the
+ *                     call itself (calls are checked before they are recorded)
  *   MPI_ERR_WIN       every MPIX_ call on a window served by the vendor MPI
  * A fresh window per case, as an erroneous call may leave one in any state. 2 ranks or more. */
 #include "nb_util.h"
@@ -285,6 +287,48 @@ static void free_pending(enum pending_kind k)
                                "and MPI_Win_free then succeeds");
 }
 
+/* An erroneous RMA call in a deferred epoch is checked when it is recorded: the call itself
+ * returns the error (docs/ref-internals.md: calls are checked, then recorded). */
+static void error_in_deferred(void)
+{
+    enum { O = 0, X = 1 };
+    int ok = 1;
+    open_win();
+    if (conf_rank == O) {
+        int64_t v = 1;
+        int d = -1, p = -1;
+        MPI_Group gx = nbt_group(X, -1);
+        MPI_Request q[4];
+        MPIX_Win_istart(gx, 0, win, &q[0]);
+        MPIX_Win_icomplete(win, &q[1]);
+        MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, X, 0, win, &q[2]);
+        int rc = MPI_Put(&v, 1, MPI_INT64_T, X, 1000, 1, MPI_INT64_T, win);
+        nbt_counts(win, &d, &p);
+        MPIX_Win_iunlock(X, win, &q[3]);
+        nbt_send(X, 3, 0);
+        nbt_waitall(4, q, "rank 0's access and lock epochs");
+        ok = is_class(rc, MPI_ERR_RMA_RANGE,
+                      "MPI_Put to displacement 1000 of an 8-slot window in a deferred epoch");
+        if (d < 1) {
+            nbt_diag("the lock epoch was not deferred (epoch counts: deferred %d, pending %d)", d,
+                     p);
+            ok = 0;
+        }
+        MPI_Group_free(&gx);
+    } else if (conf_rank == X) {
+        MPI_Group go = nbt_group(O, -1);
+        MPI_Request r[2];
+        nbt_recv(O, 3);
+        MPIX_Win_ipost(go, 0, win, &r[0]);
+        MPIX_Win_iwait(win, &r[1]);
+        nbt_waitall(2, r, "the exposure epoch");
+        MPI_Group_free(&go);
+    }
+    close_win();
+    tap_ok(ok, "MPI_Put beyond the target's window in a deferred lock epoch returns "
+               "MPI_ERR_RMA_RANGE when called (it is checked before it is recorded)");
+}
+
 static void vendor_window(void)
 {
     MPI_Request r = MPI_REQUEST_NULL;
@@ -338,7 +382,7 @@ static void vendor_window(void)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 2);
-    tap_plan(6 + 1 + 2 + 3 + 3 * 2 + 1);
+    tap_plan(6 + 1 + 2 + 3 + 3 * 2 + 1 + 1);
     closing_without_open();
     double_lock();
     rma_outside();
@@ -346,6 +390,7 @@ int main(int argc, char **argv)
     free_pending(EXPOSURE);
     free_pending(ACCESS);
     free_pending(LOCK);
+    error_in_deferred();
     vendor_window();
     return nbt_done();
 }

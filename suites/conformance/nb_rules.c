@@ -12,6 +12,8 @@
  *   overlap   epochs whose application-level lifetimes overlap progress concurrently
  *   fifo      access and exposure epochs match first-in first-out per pair of processes (rule
  *             3), with many epochs pending on either side, and the 6-epoch example of 000 §VII-B
+ *   flush     an iflush in a deferred lock epoch completes only once the lock is granted and the
+ *             recorded calls are carried out; then the target sees the data
  *   ifence    a closing ifence has barrier semantics: the next fence epoch's calls of an early
  *             rank do not reach memory before every rank closed the previous epoch (rule 5)
  *   requests  epoch requests mix with others in MPI_Waitall, MPI_Waitsome, MPI_Testany, and
@@ -542,6 +544,63 @@ static void fifo_paper(void)
                "epochs {0,1,2,3,5} and {4,5}, each completing with its epoch's put");
 }
 
+/* ---- rule 8: a flush in a deferred epoch ------------------------------------------------ */
+
+/* Rank 0's lock epoch on rank 2 is deferred behind its access epoch toward rank 1, which has not
+ * posted. An iflush toward rank 2 waits until the lock is granted and the recorded put and get
+ * are carried out; then the get result is in the buffer and rank 2 sees the put, while the lock
+ * is still held. */
+static void deferred_flush(void)
+{
+    enum { O = 0, X = 1, Y = 2 };
+    int ok_quiet = 1, ok = 1;
+    int64_t v0 = cv(38, O, 35), v = cv(39, O, 36), g = -1;
+    if (conf_rank == O) {
+        MPI_Group gx = nbt_group(X, -1);
+        MPI_Request q[5], f;
+        MPIX_Win_istart(gx, 0, win, &q[0]);
+        MPI_Put(&v0, 1, MPI_INT64_T, X, 35, 1, MPI_INT64_T, win);
+        MPIX_Win_icomplete(win, &q[1]);
+        MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, Y, 0, win, &q[2]);
+        MPI_Put(&v, 1, MPI_INT64_T, Y, 36, 1, MPI_INT64_T, win);
+        MPI_Get(&g, 1, MPI_INT64_T, Y, 37, 1, MPI_INT64_T, win);
+        MPIX_Win_iflush(Y, win, &f);
+        ok_quiet = !nbt_poll(&f, NBT_QUIET);
+        if (!ok_quiet)
+            nbt_diag("MPIX_Win_iflush(%d) completed while its lock epoch was deferred behind an "
+                     "access epoch toward rank %d, which has not posted",
+                     Y, X);
+        nbt_send(X, 60, 0); /* post now */
+        nbt_wait(&f, "MPIX_Win_iflush(%d) after rank %d posted", Y, X);
+        ok &= is_val(g, cv(40, Y, 37), "the MPI_Get result once the iflush completed");
+        nbt_send(Y, 61, 0); /* flushed: look */
+        nbt_recv(Y, 62);    /* looked */
+        MPIX_Win_iunlock(Y, win, &q[3]);
+        nbt_waitall(4, q, "rank 0's access and lock epochs");
+        MPI_Group_free(&gx);
+    } else if (conf_rank == X) {
+        MPI_Group go = nbt_group(O, -1);
+        MPI_Request r;
+        nbt_recv(O, 60);
+        MPIX_Win_ipost(go, 0, win, &r);
+        nbt_wait(&r, "MPIX_Win_ipost");
+        MPIX_Win_iwait(win, &r);
+        nbt_wait(&r, "MPIX_Win_iwait");
+        ok = slot_is(35, v0, "rank 0's put in its access epoch");
+        MPI_Group_free(&go);
+    } else if (conf_rank == Y) {
+        nbt_recv(O, 61);
+        ok = slot_is(36, v, "rank 0's put, read after its iflush completed (lock still held)");
+        nbt_send(O, 62, 0);
+    }
+    tap_ok(ok_quiet,
+           "rule 8: an MPIX_Win_iflush in a deferred lock epoch does not complete while "
+           "the epoch is deferred (watched %.1f s)",
+           NBT_QUIET);
+    tap_ok(ok, "rule 8: once the epoch activated, the iflush completes; the recorded get's "
+               "result is in the buffer and the target sees the recorded put");
+}
+
 /* ---- rule 5: ifence barrier semantics -------------------------------------------------------- */
 
 static void ifence_barrier(void)
@@ -715,12 +774,13 @@ static void requests(void)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 3);
-    tap_plan(6 + 1 + 2 + 3 + 4 + 2 + 2 + 3 + 3);
+    tap_plan(6 + 1 + 2 + 3 + 4 + 2 + 2 + 2 + 3 + 3);
     MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     for (int i = 0; i < N; i++)
         base[i] = 0;
     base[9] = cv(18, conf_rank, 9);
+    base[37] = cv(40, conf_rank, 37);
     nbt_barrier();
     mixing();
     completion();
@@ -730,6 +790,7 @@ int main(int argc, char **argv)
     fifo_two_origins(1, 40, 35);
     fifo_two_origins(0, 40, 36);
     fifo_paper();
+    deferred_flush();
     ifence_barrier();
     requests();
     MPI_Win_free(&win);

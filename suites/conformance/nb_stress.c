@@ -142,10 +142,11 @@ static void accumulate_no_wait(void)
     if (!ok)
         nbt_diag("accumulate counters hold %lld and %lld, expected %d and %lld", (long long)c1,
                  (long long)c2, iters, (long long)conf_size * nall);
-    tap_ok(ok,
-           "%d shared/exclusive-lock and %d lock_all accumulate epochs per rank opened back to back, "
-           "one wait at the end: no increment lost",
-           iters, nall);
+    tap_ok(
+        ok,
+        "%d shared/exclusive-lock and %d lock_all accumulate epochs per rank opened back to back, "
+        "one wait at the end: no increment lost",
+        iters, nall);
     free(q);
 }
 
