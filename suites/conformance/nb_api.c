@@ -65,6 +65,18 @@ static void fence_epochs(void)
         "%s: MPIX_Win_ifence(MPI_MODE_NOSUCCEED) completes; the MPI_Get of epoch 2 "
         "returned the left neighbour's slots",
         flavor);
+
+    /* With no fence epoch open, an ifence without MPI_MODE_NOPRECEDE only opens as well. */
+    MPIX_Win_ifence(0, win, &r);
+    born = nbt_born_done(&r);
+    if (!born)
+        nbt_wait(&r, "opening MPIX_Win_ifence(0) after MPI_MODE_NOSUCCEED");
+    MPIX_Win_ifence(MPI_MODE_NOSUCCEED, win, &r);
+    nbt_wait(&r, "MPIX_Win_ifence(MPI_MODE_NOSUCCEED) closing an empty fence epoch");
+    tap_ok(born,
+           "%s: MPIX_Win_ifence(0) with no fence epoch open only opens: complete at once; "
+           "an empty fence epoch closes",
+           flavor);
 }
 
 static void pscw_epochs(void)
@@ -272,7 +284,7 @@ static void run(int create)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 2);
-    tap_plan(2 * 14);
+    tap_plan(2 * 15);
     run(0);
     run(1);
     return nbt_done();

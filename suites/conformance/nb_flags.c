@@ -15,7 +15,7 @@
  * implementation fails a point rather than hangs: X is released whatever Y saw.
  * With all four flags on, epochs opened by fence/ifence or lock_all/ilock_all stay serial, in
  * both directions. Flags are set at creation and with MPI_Win_set_info ("1"/"true" on,
- * "0"/"false" off); MPI_Win_get_info reports them. */
+ * "0"/"false" off; any other value is MPI_ERR_INFO_VALUE); MPI_Win_get_info reports them. */
 #include "nb_util.h"
 
 #define N 16
@@ -612,13 +612,34 @@ static void get_info(void)
     }
     tap_ok(ok, "MPI_Win_get_info reports flags changed by MPI_Win_set_info, the others "
                "unchanged");
+
+    /* A value that is neither 1/0 nor true/false is refused and changes nothing. */
+    const char *bad[4] = {"maybe", NULL, NULL, NULL};
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, keys[0], bad[0]);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    int rc = MPI_Win_set_info(win, info);
+    MPI_Info_free(&info);
+    char why[400];
+    ok = conf_class(rc) == MPI_ERR_INFO_VALUE;
+    if (!ok)
+        nbt_diag("MPI_Win_set_info(%s=maybe) returned %s", short_names[0],
+                 conf_describe_rc(rc, why, sizeof why));
+    const char *r = reported(win, 0, val, sizeof val);
+    if (!matches(r, "off")) {
+        nbt_diag("after the refused value, %s is reported %s ('%s')", short_names[0], r, val);
+        ok = 0;
+    }
+    tap_ok(ok, "MPI_Win_set_info with a flag value other than 1/0/true/false: MPI_ERR_INFO_VALUE, "
+               "the flag unchanged");
     close_win();
 }
 
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 3);
-    tap_plan(5 * 2 * 3 + 4 * 3 + 3 + 3);
+    tap_plan(4 + 5 * 2 * 3 + 4 * 3 + 3);
     get_info();
     one_flag(AAA_PSCW);
     one_flag(AAA_LOCK);
