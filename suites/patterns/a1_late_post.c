@@ -62,6 +62,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {3, q, 2, sample, ab_reset};
     a1_t x;
     ab_open(&x.a, c, 1);
+    ab_pin_late(c, P0);
     ab_expect(&x.a, P0, 0);
     x.msg = calloc(1, c->size ? c->size : 1);
     if (!x.msg)

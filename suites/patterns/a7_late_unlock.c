@@ -52,6 +52,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {2, q, 0, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 2);
+    ab_pin_late(c, O0);
     ab_expect(&a, T, 0);
     ab_expect(&a, T, 1);
     nbh_pattern_run(st, c, &p, &a);

@@ -51,6 +51,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {4, q, 1, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 1);
+    ab_pin_late(c, P0);
     ab_expect(&a, P2, 0);
     ab_expect(&a, P1, 0);
     nbh_pattern_run(st, c, &p, &a);
