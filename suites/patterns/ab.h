@@ -58,7 +58,16 @@ static inline void ab_open(ab_t *a, const nbh_case_t *c, int slots)
  * then reaches it through the scheduler, not through MPI (B1 at D = 1 ms saw T1 wait D with the
  * flag on). So on an oversubscribed node the late rank gets a core of its own and the others
  * share the remaining ones, as if the late process had its own core. Called at the start of
- * every case (the mask is computed from the one the process started with). */
+ * every case (the mask is computed from the one the process started with). --pin-late 0 leaves
+ * placement to the OS (AB_PIN_OPT in the experiment's extra options). */
+static long ab_pin_opt = 1;
+#define AB_PIN_HELP                                                                                \
+    "with more ranks than cores, 1: the late rank runs alone on a core, 0: the OS places it"
+#define AB_PIN_OPT                                                                                 \
+    {                                                                                              \
+        "pin-late", AB_PIN_HELP, &ab_pin_opt, 0, 1                                                 \
+    }
+
 static inline void ab_pin_late(const nbh_case_t *c, int late)
 {
     static cpu_set_t orig;
@@ -67,6 +76,10 @@ static inline void ab_pin_late(const nbh_case_t *c, int late)
         have = sched_getaffinity(0, sizeof orig, &orig) == 0;
     if (!have || !c->ctx->oversubscribed || c->ctx->nnodes != 1 || CPU_COUNT(&orig) < 2)
         return;
+    if (!ab_pin_opt) {
+        sched_setaffinity(0, sizeof orig, &orig);
+        return;
+    }
     int first = 0;
     while (!CPU_ISSET(first, &orig))
         first++;

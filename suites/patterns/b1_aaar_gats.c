@@ -65,6 +65,7 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 
 int main(int argc, char **argv)
 {
+    static const nbh_extra_opt_t extra[] = {AB_PIN_OPT, {NULL, NULL, NULL, 0, 0}};
     static const nbh_experiment_t ex = {
         .id = "B1",
         .title = "A_A_A_R, GATS: a late target's delay and the next access epoch (000 Fig. 7)",
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
         .default_sizes = "1M",
         .quick_sizes = "1M",
         .default_iters = 100,
+        .extra = extra,
         .register_cases = register_cases,
     };
     return nbh_main(argc, argv, &ex);

@@ -69,6 +69,7 @@ int main(int argc, char **argv)
 {
     static const nbh_extra_opt_t extra[] = {
         {"lag-us", "how long after O0 O1 asks for T0's lock (default 100)", &lag_us, 0, 1000000},
+        AB_PIN_OPT,
         {NULL, NULL, NULL, 0, 0},
     };
     static const nbh_experiment_t ex = {
