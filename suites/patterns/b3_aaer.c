@@ -87,6 +87,8 @@ int main(int argc, char **argv)
         .default_iters = 100,
         .extra = extra,
         .register_cases = register_cases,
+        .series = AB_B_SERIES,
+        .series_why = AB_B_SERIES_WHY,
     };
     return nbh_main(argc, argv, &ex);
 }
