@@ -14,8 +14,10 @@
  * nothing deferred. Then X is released and everything must complete with its data. A wrong
  * implementation fails a point rather than hangs: X is released whatever Y saw.
  * With all four flags on, epochs opened by fence/ifence or lock_all/ilock_all stay serial, in
- * both directions. Flags are set at creation and with MPI_Win_set_info ("1"/"true" on,
- * "0"/"false" off; any other value is MPI_ERR_INFO_VALUE); MPI_Win_get_info reports them. */
+ * both directions. With ACCESS_AFTER_ACCESS, a flush in a shared-lock epoch that follows an
+ * exclusive-lock epoch on the same target (not yet granted) completes. Flags are set at creation
+ * and with MPI_Win_set_info ("1"/"true" on, "0"/"false" off; any other value is
+ * MPI_ERR_INFO_VALUE); MPI_Win_get_info reports them. */
 #include "nb_util.h"
 
 #define N 16
@@ -168,6 +170,14 @@ static void scenario(enum scen s, int on, const char *how)
             nbt_diag("(%s, flag %s, rank %d held back): MPIX_Win_epoch_counts says "
                      "deferred %d, pending %d; expected deferred %s",
                      scen_desc[s], on ? "on" : "off", X, d, p, on ? "0" : ">= 1");
+        /* On: the second epoch completes out of order, before the first (000 §VI-B). Its
+         * closing request is the last one opened above. */
+        if (on && !nbt_poll(&q[nq - 1], NBT_LIMIT / 2)) {
+            nbt_diag("(%s, flag on, rank %d held back): the second epoch's closing request did "
+                     "not complete in %.0f s",
+                     scen_desc[s], X, NBT_LIMIT / 2);
+            ok_counts = 0;
+        }
         nbt_send(X, T_GO, 0);
     } else if (conf_rank == Y) {
         MPI_Request obs = MPI_REQUEST_NULL;
@@ -250,7 +260,9 @@ static void scenario(enum scen s, int on, const char *how)
            flag, on ? "on" : "off", how, scen_desc[s],
            on ? "completes" : "shows no progress for 0.3 s");
     tap_ok(ok_counts, "%s %s: rank 0's MPIX_Win_epoch_counts reports %s", flag, on ? "on" : "off",
-           on ? "no deferred epoch" : "the second epoch deferred");
+           on ? "no deferred epoch, and the second epoch's closing request completes before the "
+                "first epoch"
+              : "the second epoch deferred");
     tap_ok(ok_data, "%s %s: after rank 1's release every epoch completes with its data", flag,
            on ? "on" : "off");
     MPI_Group_free(&go);
@@ -519,6 +531,61 @@ static void no_skip(void)
     close_win();
 }
 
+/* ---- ACCESS_AFTER_ACCESS, two lock epochs on one target ------------------------------------- */
+
+/* Rank 0 closes an exclusive-lock epoch on rank 2 that cannot be granted yet (rank 1 holds a
+ * shared lock there), then opens a shared-lock epoch on rank 2 (the flag lets it activate) and
+ * flushes it while rank 1 releases. The flush covers every call issued before it toward rank 2
+ * (rule 8), the first epoch's put included: the engine must not let the second epoch's shared
+ * lock shut out the first epoch's exclusive one for good. Expected: the flush completes. */
+static void same_target_locks(void)
+{
+    const char *values[4] = {"1", NULL, NULL, NULL};
+    open_win(values);
+    enum { H = 1, T = 2 };
+    int ok = 1, ok_data = 1;
+    int64_t x = cv(12, O, 8), y = cv(13, O, 9), h = 5;
+    MPI_Request r, f;
+    if (conf_rank == H) {
+        MPIX_Win_ilock(MPI_LOCK_SHARED, T, 0, win, &r);
+        nbt_wait(&r, "MPIX_Win_ilock(SHARED, %d)", T);
+        MPI_Put(&h, 1, MPI_INT64_T, T, 10, 1, MPI_INT64_T, win);
+        MPIX_Win_iflush(T, win, &f);
+        nbt_wait(&f, "MPIX_Win_iflush(%d): rank 1's shared lock granted", T);
+        nbt_send(O, T_HELD, 0);
+        nbt_recv(O, T_GO);
+        MPIX_Win_iunlock(T, win, &r);
+        nbt_wait(&r, "MPIX_Win_iunlock(%d)", T);
+    } else if (conf_rank == O) {
+        MPI_Request q[4];
+        nbt_recv(H, T_HELD);
+        MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, T, 0, win, &q[0]);
+        MPI_Put(&x, 1, MPI_INT64_T, T, 8, 1, MPI_INT64_T, win);
+        MPIX_Win_iunlock(T, win, &q[1]);
+        MPIX_Win_ilock(MPI_LOCK_SHARED, T, 0, win, &q[2]);
+        MPI_Put(&y, 1, MPI_INT64_T, T, 9, 1, MPI_INT64_T, win);
+        nbt_send(H, T_GO, 0); /* rank 1 releases its lock now */
+        MPIX_Win_iflush(T, win, &f);
+        ok = nbt_poll(&f, NBT_LIMIT / 2);
+        if (!ok)
+            nbt_diag("MPIX_Win_iflush(%d) in the shared-lock epoch did not complete in %.0f s "
+                     "after rank %d released its lock (the earlier exclusive-lock epoch on the "
+                     "same target waits for this epoch's shared lock)",
+                     T, NBT_LIMIT / 2, H);
+        MPIX_Win_iunlock(T, win, &q[3]); /* releases the shared lock: all completes then */
+        nbt_waitall(4, q, "rank 0's two lock epochs on rank 2");
+        nbt_wait(&f, "MPIX_Win_iflush(%d) after the shared lock's release", T);
+    }
+    nbt_barrier();
+    if (conf_rank == T)
+        ok_data = slot_is(8, x, "the exclusive epoch's put") & slot_is(9, y, "the shared one's");
+    tap_ok(ok, "ACCESS_AFTER_ACCESS on: an exclusive-lock epoch on rank 2 waiting for rank 1's "
+               "shared lock, then a shared-lock epoch on rank 2: its MPIX_Win_iflush completes "
+               "once rank 1 released (no self-deadlock)");
+    tap_ok(ok_data, "ACCESS_AFTER_ACCESS on, two lock epochs on one target: both puts arrived");
+    close_win();
+}
+
 /* ---- MPI_Win_get_info ------------------------------------------------------------------------ */
 
 static const char *state(const char *val, int flag)
@@ -639,7 +706,7 @@ static void get_info(void)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 3);
-    tap_plan(4 + 5 * 2 * 3 + 4 * 3 + 3);
+    tap_plan(4 + 5 * 2 * 3 + 4 * 3 + 3 + 2);
     get_info();
     one_flag(AAA_PSCW);
     one_flag(AAA_LOCK);
@@ -648,5 +715,6 @@ int main(int argc, char **argv)
     one_flag(EAA);
     all_on();
     no_skip();
+    same_target_locks();
     return nbt_done();
 }

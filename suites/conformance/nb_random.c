@@ -16,13 +16,18 @@
  * from the script alone. Within one epoch a slot is touched once, unless a flush that completed
  * remotely (and was waited for) separates the accesses. Every rank simulates the script, checks
  * its own window and its own get results, and names the seed, so a failure reproduces with
- * `--seeds S`. Options: --seeds S1,S2,... (default 1,2,3), --rounds N (default 60). */
+ * `--seeds S`. With --flags the window has all four reorder flags on, so an origin's epochs may
+ * overlap; the script then writes every slot at most once and reads only slots nobody writes,
+ * which keeps the result independent of the order in which overlapping epochs reach memory.
+ * Options: --seeds S1,S2,... (default 1,2,3), --rounds N (default 60), --flags, --dump (print
+ * this rank's epochs on stderr as they are run). */
 #include "nb_util.h"
 
-#define R      6 /* slots per origin region */
-#define A      4 /* accumulate slots */
-#define MAXR   4 /* ranks the model handles */
-#define MAXOPS 8 /* ops per epoch */
+#define RMAX   40 /* slots per origin region: 6, or 40 with --flags */
+#define GETS   8  /* --flags: slots at the end of each region that are only read */
+#define A      4  /* accumulate slots */
+#define MAXR   4  /* ranks the model handles */
+#define MAXOPS 8  /* ops per epoch */
 #define MAXEP  4096
 #define MAXOP  (MAXEP * MAXOPS)
 
@@ -52,9 +57,12 @@ static op_t ops[MAXOP];
 static int64_t pool[MAXOP];
 static int neps, nops;
 
-static int64_t model[MAXR][MAXR * R + A];
-static int last_round[MAXR][MAXR * R + A]; /* round of the last write, for diagnostics */
+static int64_t model[MAXR][MAXR * RMAX + A];
+static int last_round[MAXR][MAXR * RMAX + A]; /* round of the last write, for diagnostics */
 static int nslots;
+static int R = 6;                /* slots per origin region */
+static int flags_mode;           /* --flags: all four reorder flags on, every slot written once */
+static int next_put[MAXR][MAXR]; /* --flags: next fresh slot of origin o's region at t */
 
 static uint64_t rng_state;
 static uint64_t rng(void) /* splitmix64 */
@@ -71,7 +79,7 @@ static int pick(int n)
 
 /* ---- generation (identical on every rank) --------------------------------------------------- */
 
-static unsigned char dirty[MAXR][MAXR * R + A];
+static unsigned char dirty[MAXR][MAXR * RMAX + A];
 
 static void clean(int t)
 {
@@ -95,6 +103,24 @@ static void gen_data_op(ep_t *e, int o, int t, int round)
         op->value = 1 + pick(9);
         model[t][op->slot] += op->value;
         last_round[t][op->slot] = round;
+    } else if (flags_mode) {
+        /* Epochs may overlap: a put goes to a slot nobody wrote, a get reads a slot nobody
+         * writes, so the order in which overlapping epochs reach memory does not matter. */
+        int s;
+        if (k < 7) {
+            if (next_put[t][o] >= R - GETS)
+                return;
+            s = o * R + next_put[t][o]++;
+            op->kind = OP_PUT;
+            op->value = (int64_t)(rng() >> 20);
+            model[t][s] = op->value;
+            last_round[t][s] = round;
+        } else {
+            s = o * R + R - GETS + pick(GETS);
+            op->kind = OP_GET;
+            op->value = model[t][s];
+        }
+        op->slot = s;
     } else {
         int s = o * R + pick(R);
         if (dirty[t][s])
@@ -154,6 +180,7 @@ static void generate(int rounds)
 {
     neps = nops = 0;
     nslots = conf_size * R + A;
+    memset(next_put, 0, sizeof next_put);
     for (int t = 0; t < conf_size; t++)
         for (int s = 0; s < nslots; s++) {
             model[t][s] = conf_val(1, t, s);
@@ -429,6 +456,39 @@ static void run_epoch(const ep_t *e, unsigned seed)
     }
 }
 
+/* --dump: this rank's epochs as it runs them, on stderr (to read a failing seed's script). */
+static int dump;
+
+static void dump_epoch(const ep_t *e)
+{
+    static const char *const opn[] = {"put", "get", "acc", "flush"};
+    static const char *const fln[] = {"flush", "flush_local", "flush_all", "flush_local_all"};
+    static const char *const mdn[] = {"blocking", "i+wait", "i-pending"};
+    char line[1024];
+    int n = snprintf(line, sizeof line, "rank %d round %d %s%s open=%s close=%s", conf_rank,
+                     e->round, ek_name[e->kind], e->sync_before ? " (after barrier)" : "",
+                     e->nb_open ? "i" : "b", e->nb_close ? "i" : "b");
+    if (e->kind == EK_PSCW)
+        n += snprintf(line + n, sizeof line - (size_t)n, " access=%#x exposure=%#x wait=%s",
+                      e->access, e->exposure, e->nb_wait ? "i" : "b");
+    if (e->kind == EK_LOCK || e->kind == EK_LOCK2)
+        n += snprintf(line + n, sizeof line - (size_t)n, " target=%d%s%d", e->target,
+                      e->kind == EK_LOCK2 ? "+" : "", e->kind == EK_LOCK2 ? e->target2 : -1);
+    if (e->kind == EK_LOCK)
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s",
+                      e->lock_type == MPI_LOCK_EXCLUSIVE ? "excl" : "shared");
+    for (int i = e->first; i < e->first + e->nops && n < (int)sizeof line - 40; i++) {
+        const op_t *op = &ops[i];
+        if (op->kind == OP_FLUSH)
+            n += snprintf(line + n, sizeof line - (size_t)n, " | %s(%d) %s", fln[op->fkind],
+                          op->target, mdn[op->mode]);
+        else
+            n += snprintf(line + n, sizeof line - (size_t)n, " | %s %d[%d]", opn[op->kind],
+                          op->target, op->slot);
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
 static void one_seed(unsigned seed, int rounds)
 {
     rng_state = seed;
@@ -436,13 +496,23 @@ static void one_seed(unsigned seed, int rounds)
     int create = seed % 2;
     void *mem = NULL;
     MPI_Aint bytes = (MPI_Aint)nslots * (MPI_Aint)sizeof(int64_t);
+    MPI_Info info = MPI_INFO_NULL;
+    if (flags_mode) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, MPIX_A_A_A_R, "1");
+        MPI_Info_set(info, MPIX_A_A_E_R, "1");
+        MPI_Info_set(info, MPIX_E_A_E_R, "1");
+        MPI_Info_set(info, MPIX_E_A_A_R, "1");
+    }
     if (create) {
         mem = malloc((size_t)bytes);
-        MPI_Win_create(mem, bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_create(mem, bytes, sizeof(int64_t), info, MPI_COMM_WORLD, &win);
         base = mem;
     } else {
-        MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        MPI_Win_allocate(bytes, sizeof(int64_t), info, MPI_COMM_WORLD, &base, &win);
     }
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     for (int s = 0; s < nslots; s++)
         base[s] = conf_val(1, conf_rank, s);
     nbt_barrier();
@@ -459,6 +529,8 @@ static void one_seed(unsigned seed, int rounds)
         mine++;
         nb += e->nb_open + e->nb_close;
         blocking += 2 - e->nb_open - e->nb_close;
+        if (dump)
+            dump_epoch(e);
         run_epoch(e, seed);
     }
     sync_all(seed, "end of the script");
@@ -484,9 +556,9 @@ static void one_seed(unsigned seed, int rounds)
                  (long long)model[conf_rank][first], last_round[conf_rank][first], bad, nslots);
     }
     tap_ok(!bad,
-           "seed %u, %d ranks: every window holds what the sequential model of the script "
+           "seed %u, %d ranks%s: every window holds what the sequential model of the script "
            "says",
-           seed, conf_size);
+           seed, conf_size, flags_mode ? ", all reorder flags on" : "");
 
     bad = 0;
     int gets = 0;
@@ -506,10 +578,9 @@ static void one_seed(unsigned seed, int rounds)
     }
     if (bad)
         nbt_diag("seed %u: %d of %d gets wrong", seed, bad, gets);
-    tap_ok(!bad,
-           "seed %u, %d ranks: every MPI_Get returned what the model says (the origin's "
-           "earlier epochs had completed)",
-           seed, conf_size);
+    tap_ok(!bad, "seed %u, %d ranks%s: every MPI_Get returned what the model says %s", seed,
+           conf_size, flags_mode ? ", all reorder flags on" : "",
+           flags_mode ? "(slots nobody writes)" : "(the origin's earlier epochs had completed)");
     MPI_Win_free(&win);
     free(mem);
 }
@@ -533,6 +604,11 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
             rounds = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--dump")) {
+            dump = 1;
+        } else if (!strcmp(argv[i], "--flags")) {
+            flags_mode = 1;
+            R = RMAX;
         }
     }
     reqs = malloc((size_t)MAXOP * 2 * sizeof *reqs);

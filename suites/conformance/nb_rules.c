@@ -5,15 +5,16 @@
  *   complete  once a closing request completed, puts are at the target, gets in the buffer, and
  *             the origin buffer may be reused (rule 2)
  *   chain     after a nonblocking close any epoch opens at once: 100 ilock/put/iunlock in a row
- *             and one wait (the same slot, written by all 100, ends with the last value), and
- *             a chain of every kind of epoch with one wait at the end
+ *             and one wait (the same slot, written by all 100, ends with the last value), 20
+ *             fence epochs chained by ifence(0), and every kind of epoch with one wait
  *   serial    an epoch opened after an earlier one was closed is deferred until that one
  *             completed, its RMA calls recorded and carried out on activation (rules 4 and 5)
  *   overlap   epochs whose application-level lifetimes overlap progress concurrently
  *   fifo      access and exposure epochs match first-in first-out per pair of processes (rule
  *             3), with many epochs pending on either side, and the 6-epoch example of 000 §VII-B
  *   flush     an iflush in a deferred lock epoch completes only once the lock is granted and the
- *             recorded calls are carried out; then the target sees the data
+ *             recorded calls are carried out; then the target sees the data. Origin buffers
+ *             reused after an iflush_local, and datatypes freed after the call, do not matter
  *   ifence    a closing ifence has barrier semantics: the next fence epoch's calls of an early
  *             rank do not reach memory before every rank closed the previous epoch (rule 5)
  *   requests  epoch requests mix with others in MPI_Waitall, MPI_Waitsome, MPI_Testany, and
@@ -217,6 +218,29 @@ static void chain(void)
     tap_ok(ok, "chain: 100 MPIX_Win_ilock/MPI_Put/MPIX_Win_iunlock epochs back to back, one "
                "MPI_Testall: every put arrived, and the slot all of them wrote holds the last "
                "epoch's value");
+
+    /* 20 fence epochs back to back, each closed and the next opened by one ifence(0). */
+    enum { F = 20 };
+    static int64_t fv[F], fseq[F];
+    MPI_Request fr[F + 1];
+    MPIX_Win_ifence(MPI_MODE_NOPRECEDE, win, &fr[0]);
+    for (int k = 0; k < F; k++) {
+        fv[k] = cv(43, conf_rank, 80 + k);
+        fseq[k] = k + 1;
+        MPI_Put(&fv[k], 1, MPI_INT64_T, conf_right(), 80 + k, 1, MPI_INT64_T, win);
+        MPI_Put(&fseq[k], 1, MPI_INT64_T, conf_right(), 79, 1, MPI_INT64_T, win);
+        MPIX_Win_ifence(k == F - 1 ? MPI_MODE_NOSUCCEED : 0, win, &fr[k + 1]);
+    }
+    nbt_waitall(F + 1, fr, "20 fence epochs opened and closed by MPIX_Win_ifence");
+    int64_t fe[F], fg[F];
+    for (int k = 0; k < F; k++) {
+        fe[k] = cv(43, conf_left(), 80 + k);
+        fg[k] = nbt_load(&base[80 + k]);
+    }
+    ok = conf_check_i64(fg, fe, F, "rank %d's slots 80..99", conf_rank);
+    ok &= slot_is(79, F, "slot 79, written in each of the 20 fence epochs");
+    tap_ok(ok, "chain: 20 fence epochs chained by MPIX_Win_ifence(0) without waiting: every put "
+               "arrived, the slot all of them wrote holds the last epoch's value");
 
     /* Every kind of epoch back to back, then one wait. */
     MPI_Group lg = nbt_group(conf_left(), -1), rg = nbt_group(conf_right(), -1);
@@ -601,6 +625,58 @@ static void deferred_flush(void)
                "result is in the buffer and the target sees the recorded put");
 }
 
+/* Rank 0's lock epoch on rank 2 is deferred again. Its put's origin buffer is overwritten as soon
+ * as an iflush_local completes, and the target datatype of a second put is freed right after the
+ * call: what arrives is still what was put, where the datatype said. */
+static void deferred_buffers(void)
+{
+    enum { O = 0, X = 1, Y = 2 };
+    int ok = 1;
+    int64_t b = cv(41, O, 70), src[3] = {cv(42, O, 72), cv(42, O, 74), cv(42, O, 76)};
+    if (conf_rank == O) {
+        MPI_Group gx = nbt_group(X, -1);
+        MPI_Request q[4], f;
+        MPI_Datatype vec;
+        MPIX_Win_istart(gx, 0, win, &q[0]);
+        MPIX_Win_icomplete(win, &q[1]);
+        MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, Y, 0, win, &q[2]);
+        MPI_Put(&b, 1, MPI_INT64_T, Y, 70, 1, MPI_INT64_T, win);
+        MPI_Type_vector(3, 1, 2, MPI_INT64_T, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Put(src, 3, MPI_INT64_T, Y, 72, 1, vec, win);
+        MPI_Type_free(&vec);
+        MPIX_Win_iflush_local(Y, win, &f);
+        int early = nbt_poll(&f, NBT_QUIET / 3);
+        nbt_send(X, 63, 0); /* post now */
+        nbt_wait(&f, "MPIX_Win_iflush_local(%d) after rank %d posted", Y, X);
+        b = -99; /* the origin buffers are ours again */
+        src[0] = src[1] = src[2] = -99;
+        MPIX_Win_iunlock(Y, win, &q[3]);
+        nbt_waitall(4, q, "rank 0's access and lock epochs");
+        nbt_send(Y, 64, early);
+        MPI_Group_free(&gx);
+    } else if (conf_rank == X) {
+        MPI_Group go = nbt_group(O, -1);
+        MPI_Request r[2];
+        nbt_recv(O, 63);
+        MPIX_Win_ipost(go, 0, win, &r[0]);
+        MPIX_Win_iwait(win, &r[1]);
+        nbt_waitall(2, r, "the exposure epoch");
+        MPI_Group_free(&go);
+    } else if (conf_rank == Y) {
+        int early = nbt_recv(O, 64);
+        static const int at[7] = {70, 71, 72, 73, 74, 75, 76};
+        int64_t exp[7] = {b, 0, src[0], 0, src[1], 0, src[2]}, got[7];
+        for (int i = 0; i < 7; i++)
+            got[i] = nbt_load(&base[at[i]]);
+        ok = conf_check_i64(got, exp, 7, "rank %d's slots 70..76 (iflush_local %s)", Y,
+                            early ? "completed before the epoch activated"
+                                  : "completed after activation");
+    }
+    tap_ok(ok, "deferred epoch: origin buffers overwritten once MPIX_Win_iflush_local completed, "
+               "and a target datatype freed right after MPI_Put, do not change what arrives");
+}
+
 /* ---- rule 5: ifence barrier semantics -------------------------------------------------------- */
 
 static void ifence_barrier(void)
@@ -774,7 +850,7 @@ static void requests(void)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 3);
-    tap_plan(6 + 1 + 2 + 3 + 4 + 2 + 2 + 2 + 3 + 3);
+    tap_plan(6 + 1 + 3 + 3 + 4 + 2 + 2 + 2 + 1 + 3 + 3);
     MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     for (int i = 0; i < N; i++)
@@ -791,6 +867,7 @@ int main(int argc, char **argv)
     fifo_two_origins(0, 40, 36);
     fifo_paper();
     deferred_flush();
+    deferred_buffers();
     ifence_barrier();
     requests();
     MPI_Win_free(&win);
