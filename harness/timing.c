@@ -2,6 +2,7 @@
 #include "timing.h"
 
 #include <sched.h>
+#include <time.h>
 
 static double ns_per_iter;
 
@@ -18,27 +19,37 @@ void nbh_work_iters(uint64_t iters)
     sink = x;
 }
 
+/* CPU time this thread has consumed: calibration on a loaded machine (other jobs, more ranks
+ * than cores) must not count the time the process was descheduled, or the loop comes out too
+ * slow per iteration and every later "D of work" too short once the CPU is free again. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 double nbh_work_calibrate(void)
 {
     if (ns_per_iter > 0)
         return ns_per_iter;
-    /* Grow the trial until it lasts >= 2 ms, then take the fastest of several trials: the
-     * minimum rejects trials where the process was preempted. */
+    /* Grow the trial until it lasts >= 2 ms of CPU time, then take the fastest of several trials
+     * (CPU time excludes preemption; the minimum also rejects cache and frequency warm-up). */
     uint64_t n = 1024;
     double t;
     for (;;) {
-        double t0 = MPI_Wtime();
+        double t0 = cpu_now();
         nbh_work_iters(n);
-        t = MPI_Wtime() - t0;
+        t = cpu_now() - t0;
         if (t >= 2e-3)
             break;
         n *= 2;
     }
     double best = t;
     for (int trial = 0; trial < 7; trial++) {
-        double t0 = MPI_Wtime();
+        double t0 = cpu_now();
         nbh_work_iters(n);
-        t = MPI_Wtime() - t0;
+        t = cpu_now() - t0;
         if (t < best)
             best = t;
     }

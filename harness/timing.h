@@ -11,7 +11,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
-/* Calibrate the work loop; returns nanoseconds per loop iteration. Idempotent. */
+/* Calibrate the work loop on this thread's CPU time (immune to preemption while calibrating);
+ * returns nanoseconds per loop iteration. Idempotent. */
 double nbh_work_calibrate(void);
 double nbh_work_ns_per_iter(void);
 /* Burn the CPU for about `us` microseconds of calibrated work (no clock reads inside). */

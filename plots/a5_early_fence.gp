@@ -7,7 +7,7 @@ else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
 set output out.'.'.term
 set grid ytics
 set key outside right top
-set title sprintf('A5: Early Fence — target's fence epoch + subsequent work (%s, median)', mpi)
+set title sprintf('A5: Early Fence — fence epoch + subsequent work at the target (%s, median)', mpi)
 set ylabel 'cumulative time at target (µs)'
 set yrange [0:*]
 set style data histograms

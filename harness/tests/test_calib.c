@@ -1,7 +1,17 @@
-/* test_calib.c — the calibrated work loop burns what was asked within 10% on an idle core.
- * Each request is measured several times and the fastest kept (preemption only adds time). */
+/* test_calib.c — the calibrated work loop burns what was asked within 10%, in CPU time (what
+ * the calibration measures: on a loaded machine wall time adds the time others ran). Each
+ * request is measured several times and the fastest kept. */
+#include <time.h>
+
 #include "tap.h"
 #include "timing.h"
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
@@ -14,14 +24,14 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4; i++) {
         double best = 1e30;
         for (int t = 0; t < 15; t++) {
-            double t0 = MPI_Wtime();
+            double t0 = cpu_now();
             nbh_work_us(req_us[i]);
-            double el = (MPI_Wtime() - t0) * 1e6;
+            double el = (cpu_now() - t0) * 1e6;
             if (el < best)
                 best = el;
         }
-        tap_is_double(best, req_us[i], 0.10 * req_us[i], "work of %.0f us takes %.1f us", req_us[i],
-                      best);
+        tap_is_double(best, req_us[i], 0.10 * req_us[i],
+                      "work of %.0f us takes %.1f us of CPU time", req_us[i], best);
     }
     double t0 = MPI_Wtime();
     nbh_work_us(0);

@@ -62,6 +62,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {3, q, 2, sample, ab_reset};
     a1_t x;
     ab_open(&x.a, c, 1);
+    ab_pin_late(c, P0);
     ab_expect(&x.a, P0, 0);
     x.msg = calloc(1, c->size ? c->size : 1);
     if (!x.msg)
@@ -79,6 +80,7 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 
 int main(int argc, char **argv)
 {
+    static const nbh_extra_opt_t extra[] = {AB_PIN_OPT, {NULL, NULL, NULL, 0, 0}};
     static const nbh_experiment_t ex = {
         .id = "A1",
         .title = "Late Post: a late target delays the origin's next activity (000 Fig. 2)",
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
         .default_sizes = "1M",
         .quick_sizes = "1M",
         .default_iters = 100,
+        .extra = extra,
         .register_cases = register_cases,
     };
     return nbh_main(argc, argv, &ex);

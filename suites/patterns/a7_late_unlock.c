@@ -52,6 +52,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {2, q, 0, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 2);
+    ab_pin_late(c, O0);
     ab_expect(&a, T, 0);
     ab_expect(&a, T, 1);
     nbh_pattern_run(st, c, &p, &a);
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 {
     static const nbh_extra_opt_t extra[] = {
         {"lag-us", "how long after O0 O1 asks for the lock (default 100)", &lag_us, 0, 1000000},
+        AB_PIN_OPT,
         {NULL, NULL, NULL, 0, 0},
     };
     static const nbh_experiment_t ex = {

@@ -50,6 +50,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {3, q, 1, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 1);
+    ab_pin_late(c, T0);
     ab_expect(&a, T0, 0);
     ab_expect(&a, T1, 0);
     nbh_pattern_run(st, c, &p, &a);
@@ -64,6 +65,7 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 
 int main(int argc, char **argv)
 {
+    static const nbh_extra_opt_t extra[] = {AB_PIN_OPT, {NULL, NULL, NULL, 0, 0}};
     static const nbh_experiment_t ex = {
         .id = "B1",
         .title = "A_A_A_R, GATS: a late target's delay and the next access epoch (000 Fig. 7)",
@@ -82,7 +84,10 @@ int main(int argc, char **argv)
         .default_sizes = "1M",
         .quick_sizes = "1M",
         .default_iters = 100,
+        .extra = extra,
         .register_cases = register_cases,
+        .series = AB_B_SERIES,
+        .series_why = AB_B_SERIES_WHY,
     };
     return nbh_main(argc, argv, &ex);
 }

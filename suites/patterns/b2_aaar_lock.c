@@ -51,6 +51,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {3, q, 1, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 2);
+    ab_pin_late(c, O0);
     ab_expect(&a, T0, 0);
     ab_expect(&a, T0, 1);
     ab_expect(&a, c->ctx->nranks > 3 ? 3 : O0, 1);
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 {
     static const nbh_extra_opt_t extra[] = {
         {"lag-us", "how long after O0 O1 asks for T0's lock (default 100)", &lag_us, 0, 1000000},
+        AB_PIN_OPT,
         {NULL, NULL, NULL, 0, 0},
     };
     static const nbh_experiment_t ex = {
@@ -90,6 +92,8 @@ int main(int argc, char **argv)
         .default_iters = 100,
         .extra = extra,
         .register_cases = register_cases,
+        .series = AB_B_SERIES,
+        .series_why = AB_B_SERIES_WHY,
     };
     return nbh_main(argc, argv, &ex);
 }

@@ -45,6 +45,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {3, q, 1, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 2);
+    ab_pin_late(c, O0);
     ab_expect(&a, T, O0);
     ab_expect(&a, T, O1);
     nbh_pattern_run(st, c, &p, &a);
@@ -59,6 +60,7 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 
 int main(int argc, char **argv)
 {
+    static const nbh_extra_opt_t extra[] = {AB_PIN_OPT, {NULL, NULL, NULL, 0, 0}};
     static const nbh_experiment_t ex = {
         .id = "B4",
         .title = "E_A_E_R: a second exposure after one to a late origin (000 Fig. 10)",
@@ -77,7 +79,10 @@ int main(int argc, char **argv)
         .default_sizes = "1M",
         .quick_sizes = "1M",
         .default_iters = 100,
+        .extra = extra,
         .register_cases = register_cases,
+        .series = AB_B_SERIES,
+        .series_why = AB_B_SERIES_WHY,
     };
     return nbh_main(argc, argv, &ex);
 }

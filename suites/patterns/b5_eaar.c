@@ -51,6 +51,7 @@ static void run(gb_state_t *st, void *arg)
     const nbh_pattern_t p = {4, q, 1, sample, ab_reset};
     ab_t a;
     ab_open(&a, c, 1);
+    ab_pin_late(c, P0);
     ab_expect(&a, P0, 0);
     ab_expect(&a, P2, 0);
     nbh_pattern_run(st, c, &p, &a);
@@ -65,6 +66,7 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 
 int main(int argc, char **argv)
 {
+    static const nbh_extra_opt_t extra[] = {AB_PIN_OPT, {NULL, NULL, NULL, 0, 0}};
     static const nbh_experiment_t ex = {
         .id = "B5",
         .title = "E_A_A_R: an exposure after an access epoch to a late target (000 Fig. 11)",
@@ -83,7 +85,10 @@ int main(int argc, char **argv)
         .default_sizes = "1M",
         .quick_sizes = "1M",
         .default_iters = 100,
+        .extra = extra,
         .register_cases = register_cases,
+        .series = AB_B_SERIES,
+        .series_why = AB_B_SERIES_WHY,
     };
     return nbh_main(argc, argv, &ex);
 }
