@@ -537,6 +537,12 @@ static int grant_lock(nbr_win_t *w, nbr_epoch_t *e)
         if (!nbr_try_lock_all(w))
             return 0;
     } else if (e->kind == NBR_EK_LOCK) {
+        /* One origin's lock epochs toward one target are granted in opening order: with
+         * A_A_A_R a later shared lock granted first would keep out the earlier exclusive one,
+         * whose calls a flush of the later epoch then waits for forever. */
+        for (const nbr_epoch_t *p = w->q_head; p != e; p = p->next)
+            if (p->kind == NBR_EK_LOCK && p->target == e->target && p->state == NBR_ES_ACTIVE)
+                return 0;
         nbr_target_t *t = &w->t[e->target];
         if (e->lock_type == MPI_LOCK_SHARED) {
             if (!nbr_try_lock_shared(t))

@@ -27,6 +27,7 @@
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
     X(MAX_ATTACH, int, 64, "regions a rank may attach at once to one dynamic window")             \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
+    X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \
     X(ASYNC_PROGRESS, int, 0, "1: a progress thread advances deferred epochs while the application computes (paper 000 §VII-D)") \
     X(VERBOSE, int, 0, "1: print window creation and errors on stderr")
 // clang-format on
@@ -201,7 +202,9 @@ typedef struct nbr_win {
     int excl_global;      /* exclusive locks registered in the global word (001 §2.3) */
     unsigned flags;       /* NBR_AAAR... */
     int max_attach;
-    int named; /* the application set a name (MPI_Win_set_name) */
+    int named;      /* the application set a name (MPI_Win_set_name) */
+    void *sym;      /* symmetric allocation (symheap.c): rank r's memory at sym + r * sym_stride */
+    size_t sym_stride, sym_total;
 } nbr_win_t;
 
 extern int nbr_impl_ref; /* 1: new windows are served by ref */
@@ -302,6 +305,11 @@ void nbr_big_unlock(void);
         if (NBR_UNLIKELY(nbr_async))                                                               \
             nbr_big_unlock();                                                                      \
     } while (0)
+
+/* Symmetric allocation (symheap.c, 001 §2.2): `total` bytes of node-shared memory mapped at the
+ * same address in every process of comm (collective), or NULL. */
+void *nbr_sym_alloc(MPI_Comm comm, size_t total);
+void nbr_sym_free(void *addr, size_t total);
 
 /* ---- data movement (transport/shm.c) --------------------------------------------------------- */
 

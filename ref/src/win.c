@@ -280,6 +280,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm, MPI_Win data_win)
 
 static void win_destroy(nbr_win_t *w)
 {
+    nbr_sym_free(w->sym, w->sym_total);
     if (w->ctl_win != MPI_WIN_NULL)
         PMPI_Win_free(&w->ctl_win);
     if (w->comm != MPI_COMM_NULL)
@@ -323,7 +324,49 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
     return MPI_SUCCESS;
 }
 
-/* Allocated and shared windows: node-shared memory from the vendor. */
+/* Symmetric allocation (symheap.c) when every rank asks for the same size and disp_unit. Returns
+ * 1 with the window's handle and memory set, 0 to use separate segments, -1 on error (rc). */
+static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info,
+                         MPI_Comm comm, int *rc)
+{
+    long v[4] = {(long)size, -(long)size, disp_unit, -(long)disp_unit};
+    MPI_Request r;
+    *rc = MPI_SUCCESS;
+    if (!nbr_cfg.SYMMETRIC ||
+        PMPI_Iallreduce(MPI_IN_PLACE, v, 4, MPI_LONG, MPI_MAX, comm, &r) != MPI_SUCCESS ||
+        nbr_wait_req(&r) != MPI_SUCCESS || v[0] != -v[1] || v[2] != -v[3] || v[0] == 0)
+        return 0;
+    int n, me;
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    size_t align = size >= 4096 ? 4096 : NBR_CACHELINE;
+    w->sym_stride = ((size_t)size + align - 1) & ~(align - 1);
+    w->sym_total = (w->sym_stride * (size_t)n + 4095) & ~(size_t)4095;
+    w->sym = nbr_sym_alloc(comm, w->sym_total);
+    if (!w->sym) {
+        if (nbr_cfg.VERBOSE && me == 0)
+            fprintf(stderr, "libnbrma: no common address for a symmetric window of %zu bytes; "
+                            "separate segments\n",
+                    w->sym_total);
+        return 0;
+    }
+    w->base = (char *)w->sym + (size_t)me * w->sym_stride;
+    /* The handle: a vendor shared window of no memory (Open MPI 4.1 refuses dynamic windows in
+     * some settings, e.g. singletons; every MPI has node-shared windows). */
+    void *none;
+    if ((*rc = PMPI_Win_allocate_shared(0, 1, info, comm, &none, &w->handle)) != MPI_SUCCESS)
+        return -1;
+    if ((*rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS) {
+        PMPI_Win_free(&w->handle);
+        return -1;
+    }
+    for (int q = 0; q < w->size; q++)
+        w->t[q].base = (unsigned char *)w->sym + (size_t)q * w->sym_stride;
+    return 1;
+}
+
+/* Allocated and shared windows: node-shared memory, symmetric (allocate, equal sizes) or from
+ * the vendor's MPI_Win_allocate_shared. */
 static int create_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                          MPI_Win *win, int flavor, const char *call)
 {
@@ -335,6 +378,18 @@ static int create_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm c
     if (!w)
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
     w->flags = flags;
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        int sym = try_symmetric(w, size, disp_unit, info, comm, &rc);
+        if (sym) {
+            if (sym < 0) {
+                win_destroy(w);
+                return nbr_err_comm(comm, call, rc, "window set-up failed");
+            }
+            *(void **)baseptr = w->base;
+            *win = w->handle;
+            return MPI_SUCCESS;
+        }
+    }
     void *base = NULL;
     rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, &base, &w->handle);
     if (rc != MPI_SUCCESS) {
@@ -391,7 +446,10 @@ static int create_private(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
     w->flags = flags;
     w->base = base;
-    rc = PMPI_Win_create_dynamic(info, comm, &w->handle);
+    /* The handle: a vendor shared window of no memory (Open MPI 4.1 cannot create windows over
+     * user memory in some settings, e.g. a singleton; node-shared windows exist everywhere). */
+    void *none;
+    rc = PMPI_Win_allocate_shared(0, 1, info, comm, &none, &w->handle);
     if (rc == MPI_SUCCESS && (rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS)
         PMPI_Win_free(&w->handle);
     if (rc != MPI_SUCCESS) {
@@ -606,5 +664,15 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
     if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->flavor != MPI_WIN_FLAVOR_ALLOCATE)
         return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RMA_FLAVOR,
                        "the window's memory is not shared (flavor create or dynamic)");
-    return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    if (!w->sym)
+        return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    if (rank == MPI_PROC_NULL) /* every rank has the same nonzero size: rank 0's */
+        rank = 0;
+    if (rank < 0 || rank >= w->size)
+        return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RANK,
+                       "rank %d is not in the window's group of %d", rank, w->size);
+    *size = w->t[rank].size;
+    *disp_unit = w->t[rank].disp_unit;
+    *(void **)baseptr = w->t[rank].base;
+    return MPI_SUCCESS;
 }
