@@ -1,9 +1,10 @@
-/* nbr.h — libnbrma's internal core: the window object, epoch state, and the helpers every part
- * shares (lookup, errors, yielding waits). Shared-memory layout of a window:
- *   data  — node-shared segment (allocate/allocate_shared flavors) reached by load/store, or the
- *           user's private memory (create/dynamic) reached through CMA (process_vm_readv/writev);
+/* nbr.h — libnbrma's internal core: the window object, epoch objects (paper 000 §VII), and the
+ * helpers every part shares (lookup, errors, yielding waits). Shared-memory layout of a window:
+ *   data  — node-shared memory (allocate: symmetric where sizes agree, 001 §2.2; allocate_shared)
+ *           reached by load/store, or the user's private memory (create/dynamic) reached
+ *           through CMA (process_vm_readv/writev);
  *   ctl   — node-shared control block per rank: lock words (two-level lock, paper 001 §2.3),
- *           the fence barrier, the per-peer monotonic PSCW counters (paper 000 §VII-B), the
+ *           the monotonic fence counter, the per-peer matching counters (paper 000 §VII-B), the
  *           accumulate lock and the dynamic-window region table.
  * The handle the application holds is a real vendor MPI_Win, so names, attributes, info, groups,
  * error handlers and c2f/f2c work as the vendor implements them. */
