@@ -61,13 +61,13 @@ static int format(char *buf, size_t len, const char *call, int rank, const char 
     return 1;
 }
 
-int nbr_err(nbr_win_t *w, const char *call, int cls, const char *fmt, ...)
+/* Format "CALL (rank R): message", make the code, raise it through the window's handler (win
+ * not MPI_WIN_NULL) or the communicator's. */
+static int raise_err(MPI_Win win, MPI_Comm comm, int rank, const char *call, int cls,
+                     const char *fmt, va_list ap)
 {
     char msg[MPI_MAX_ERROR_STRING];
-    va_list ap;
-    va_start(ap, fmt);
-    format(msg, sizeof msg, call, w->rank, fmt, ap);
-    va_end(ap);
+    format(msg, sizeof msg, call, rank, fmt, ap);
     if (nbr_in_progress_thread()) {
         /* A recorded call failed at replay in the progress thread, which makes no MPI call: the
          * class reaches the application through the epoch's closing request. */
@@ -78,41 +78,40 @@ int nbr_err(nbr_win_t *w, const char *call, int cls, const char *fmt, ...)
     int code = code_for(cls, msg);
     if (nbr_cfg.VERBOSE && strings_work)
         fprintf(stderr, "libnbrma: %s\n", msg);
-    PMPI_Win_call_errhandler(w->handle, code);
+    if (win != MPI_WIN_NULL)
+        PMPI_Win_call_errhandler(win, code);
+    else
+        PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
+int nbr_err(nbr_win_t *w, const char *call, int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = raise_err(w->handle, MPI_COMM_NULL, w->rank, call, cls, fmt, ap);
+    va_end(ap);
     return code;
 }
 
 int nbr_err_comm(MPI_Comm comm, const char *call, int cls, const char *fmt, ...)
 {
-    char msg[MPI_MAX_ERROR_STRING];
     int rank = -1;
     PMPI_Comm_rank(comm, &rank);
     va_list ap;
     va_start(ap, fmt);
-    format(msg, sizeof msg, call, rank, fmt, ap);
+    int code = raise_err(MPI_WIN_NULL, comm, rank, call, cls, fmt, ap);
     va_end(ap);
-    int code = code_for(cls, msg);
-    if (nbr_cfg.VERBOSE && strings_work)
-        fprintf(stderr, "libnbrma: %s\n", msg);
-    PMPI_Comm_call_errhandler(comm, code);
     return code;
 }
 
 int nbr_err_vendor_win(MPI_Win win, const char *call, int cls, const char *fmt, ...)
 {
-    char msg[MPI_MAX_ERROR_STRING];
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     va_list ap;
     va_start(ap, fmt);
-    format(msg, sizeof msg, call, rank, fmt, ap);
+    int code = raise_err(win, MPI_COMM_WORLD, rank, call, cls, fmt, ap);
     va_end(ap);
-    int code = code_for(cls, msg);
-    if (nbr_cfg.VERBOSE && strings_work)
-        fprintf(stderr, "libnbrma: %s\n", msg);
-    if (win != MPI_WIN_NULL)
-        PMPI_Win_call_errhandler(win, code);
-    else
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
     return code;
 }
