@@ -200,8 +200,9 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
     nbr_epoch_t *e = nbr_access_epoch(w, src->rank);
     nbr_rec_t *r = malloc(sizeof *r);
     if (!r)
-        return nbr_err(w, src->call, MPI_ERR_NO_MEM, "out of memory recording a call of a "
-                                                     "deferred epoch");
+        return nbr_err(w, src->call, MPI_ERR_NO_MEM,
+                       "out of memory recording a call of a "
+                       "deferred epoch");
     *r = *src;
     r->next = NULL;
     if (r->kind != NBR_RC_GACC) /* the types a kind does not use: unset in *src */
@@ -237,15 +238,6 @@ void nbr_flush_add(nbr_win_t *w, nbr_flush_t *f)
     f->next = w->flushes;
     w->flushes = f;
     nbr_win_busy(w);
-}
-
-void nbr_flush_remove(nbr_win_t *w, nbr_flush_t *f)
-{
-    for (nbr_flush_t **p = &w->flushes; *p; p = &(*p)->next)
-        if (*p == f) {
-            *p = f->next;
-            return;
-        }
 }
 
 /* A recorded call was carried out: every flush no older than it counts down (000 §VII-C). */
@@ -431,7 +423,6 @@ static int try_complete(nbr_win_t *w, nbr_epoch_t *e)
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
         for (int i = 0; i < e->n; i++) {
             nbr_target_t *t = &w->t[e->group[i]];
-            t->notified = e->ids[i];
             __atomic_store_n(&t->peer[w->rank].completed, e->ids[i], __ATOMIC_RELEASE);
         }
         break;
@@ -661,8 +652,9 @@ void nbr_req_release(nbr_req_t *r)
         free(r);
 }
 
-/* The request of a blocking call: it is waited for before the call returns, so one per thread
- * of the application (the progress thread never makes one) serves every blocking call. */
+/* The request of a blocking call: it is waited for before the call returns, so one request serves
+ * every blocking call (libnbrma serves one application thread; the progress thread never makes
+ * one). */
 nbr_req_t *nbr_req_blocking(void)
 {
     static nbr_req_t r;
@@ -769,8 +761,7 @@ int nbr_req_wait(nbr_req_t *r)
 
 int nbr_async;
 static pthread_mutex_t big = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static pthread_t thread;
-static volatile int thread_run;
+static pthread_t thread; /* runs until the process exits */
 
 void nbr_big_lock(void)
 {
@@ -786,7 +777,7 @@ static void *progress_thread(void *arg)
 {
     (void)arg;
     in_progress_thread = 1;
-    while (thread_run) {
+    for (;;) {
         pthread_mutex_lock(&big);
         int idle = !busy_head;
         if (!idle)
@@ -805,18 +796,6 @@ void nbr_progress_start(void)
     if (nbr_async)
         return;
     nbr_async = 1;
-    thread_run = 1;
-    if (pthread_create(&thread, NULL, progress_thread, NULL) != 0) {
+    if (pthread_create(&thread, NULL, progress_thread, NULL) != 0)
         nbr_async = 0;
-        thread_run = 0;
-    }
-}
-
-void nbr_progress_stop(void)
-{
-    if (!nbr_async)
-        return;
-    thread_run = 0;
-    pthread_join(thread, NULL);
-    nbr_async = 0;
 }

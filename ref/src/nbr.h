@@ -72,8 +72,8 @@ typedef struct {
     _Alignas(NBR_CACHELINE) uint64_t acc;    /* accumulate atomicity lock (0 free, else holder+1) */
     _Alignas(NBR_CACHELINE) uint64_t global; /* rank 0 only: lock_all holders (low 32) | exclusive
                                                 lock holders (high 32), 001 §2.3's global lock */
-    _Alignas(NBR_CACHELINE) uint64_t fence; /* fences this rank reached with its preceding
-                                               epoch complete (monotonic; barrier of 000 rule 5) */
+    _Alignas(NBR_CACHELINE) uint64_t fence;  /* fences this rank reached with its preceding
+                                                epoch complete (monotonic; barrier of 000 rule 5) */
     _Alignas(NBR_CACHELINE) int32_t nregions; /* dynamic windows: regions[] in use */
     /* followed by: nbr_region_t regions[max_attach]; nbr_peer_ctr_t peer[size] */
 } nbr_ctl_t;
@@ -160,13 +160,12 @@ typedef struct nbr_target {
     pid_t pid;
     nbr_ctl_t *ctl;
     nbr_region_t *regions;
-    nbr_peer_ctr_t *peer; /* the target's per-peer counters */
-    uint64_t a;           /* access epochs activated toward it (PSCW; 000 §VII-B's a_l) */
-    uint64_t e;           /* exposure epochs activated toward it as origin (e_l) */
-    uint64_t notified;    /* access ids whose done notification reached it (in order) */
-    unsigned char direct; /* an open, ready epoch covers it: RMA calls go straight to memory */
-    unsigned char in_access;  /* member of the open PSCW access group */
-    nbr_epoch_t *lock_ep;     /* the open lock epoch toward it */
+    nbr_peer_ctr_t *peer;    /* the target's per-peer counters */
+    uint64_t a;              /* access epochs activated toward it (PSCW; 000 §VII-B's a_l) */
+    uint64_t e;              /* exposure epochs activated toward it as origin (e_l) */
+    unsigned char direct;    /* an open, ready epoch covers it: RMA calls go straight to memory */
+    unsigned char in_access; /* member of the open PSCW access group */
+    nbr_epoch_t *lock_ep;    /* the open lock epoch toward it */
 } nbr_target_t;
 
 typedef struct nbr_win {
@@ -180,16 +179,16 @@ typedef struct nbr_win {
     nbr_ctl_t *ctl; /* mine */
     nbr_target_t *t;
     /* Application-level epochs (MPI-3.1 §11.5): what is open now. */
-    nbr_epoch_t *fence_ep;  /* open fence epoch (access and exposure) */
-    nbr_epoch_t *start_ep;  /* open PSCW access epoch */
-    nbr_epoch_t *post_ep;   /* open PSCW exposure epoch */
-    nbr_epoch_t *all_ep;    /* open lock_all epoch */
-    int nlocked;            /* open lock epochs */
+    nbr_epoch_t *fence_ep;   /* open fence epoch (access and exposure) */
+    nbr_epoch_t *start_ep;   /* open PSCW access epoch */
+    nbr_epoch_t *post_ep;    /* open PSCW exposure epoch */
+    nbr_epoch_t *all_ep;     /* open lock_all epoch */
+    int nlocked;             /* open lock epochs */
     unsigned long epoch_ops; /* RMA calls since the last fence (may a fence epoch give way?) */
-    int all_direct;         /* the open fence or lock_all epoch is ready: calls go to memory */
-    int replaying;          /* carrying out recorded calls: their epoch is ready */
-    int want_req;           /* an R-variant is running: a recorded call gets a request */
-    nbr_req_t *got_req;     /* ... and here it is */
+    int all_direct;          /* the open fence or lock_all epoch is ready: calls go to memory */
+    int replaying;           /* carrying out recorded calls: their epoch is ready */
+    int want_req;            /* an R-variant is running: a recorded call gets a request */
+    nbr_req_t *got_req;      /* ... and here it is */
     /* Internal lifetimes: every epoch not yet done, in opening order (000 §VII-A). */
     nbr_epoch_t *q_head, **q_tail;
     int ndeferred, npending;
@@ -203,13 +202,13 @@ typedef struct nbr_win {
     int excl_global;      /* exclusive locks registered in the global word (001 §2.3) */
     unsigned flags;       /* NBR_AAAR... */
     int max_attach;
-    int named;      /* the application set a name (MPI_Win_set_name) */
-    void *sym;      /* symmetric allocation (symheap.c): rank r's memory at sym + r * sym_stride */
+    int named; /* the application set a name (MPI_Win_set_name) */
+    void *sym; /* symmetric allocation (symheap.c): rank r's memory at sym + r * sym_stride */
     size_t sym_stride, sym_total;
 } nbr_win_t;
 
 extern int nbr_impl_ref; /* 1: new windows are served by ref */
-extern long nbr_spin; /* polls before a wait yields (NBRMA_SPIN, or chosen per node) */
+extern long nbr_spin;    /* polls before a wait yields (NBRMA_SPIN, or chosen per node) */
 extern int nbr_nwins;    /* live ref windows (progress only runs when > 0) */
 
 nbr_win_t *nbr_win_lookup_slow(MPI_Win win);
@@ -239,8 +238,6 @@ int nbr_err_vendor_win(MPI_Win win, const char *call, int cls, const char *fmt, 
 /* ---- waiting and progress (progress.c) ------------------------------------------------------- */
 
 void nbr_progress(void);
-/* Poll cond(arg) with progress; yield after NBRMA_SPIN polls. */
-void nbr_wait_until(int (*cond)(void *), void *arg);
 int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
 /* A request already complete (R-variants, epoch openings): a generalized request. */
@@ -277,7 +274,6 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *r);
 nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank);
 long nbr_pending_calls(nbr_win_t *w, int rank); /* recorded calls toward rank (or ALL) */
 void nbr_flush_add(nbr_win_t *w, nbr_flush_t *f);
-void nbr_flush_remove(nbr_win_t *w, nbr_flush_t *f);
 void nbr_win_busy(nbr_win_t *w);
 void nbr_win_unbusy(nbr_win_t *w);
 
@@ -289,7 +285,6 @@ void nbr_req_finish(nbr_req_t *r, int err);         /* complete (engine side) */
 void nbr_req_release(nbr_req_t *r);                 /* drop the engine's reference */
 int nbr_req_wait(nbr_req_t *r);                     /* progress until done; returns its error */
 void nbr_progress_start(void);                      /* NBRMA_ASYNC_PROGRESS thread */
-void nbr_progress_stop(void);
 /* With NBRMA_ASYNC_PROGRESS the engine runs in a second thread: every entry point that touches
  * window state holds the big lock (no cost otherwise: one predictable branch). */
 extern int nbr_async;
@@ -306,6 +301,17 @@ void nbr_big_unlock(void);
         if (NBR_UNLIKELY(nbr_async))                                                               \
             nbr_big_unlock();                                                                      \
     } while (0)
+
+/* The body of an MPI entry point on a window: forward `vendor_call` when the vendor serves
+ * `win`, else evaluate `expr` (it may use w) under the big lock and return its code. */
+#define NBR_SERVE(vendor_call, expr)                                                               \
+    nbr_win_t *w = nbr_win_find(win);                                                              \
+    if (!w)                                                                                        \
+        return vendor_call;                                                                        \
+    NBR_ENTER();                                                                                   \
+    int rc_ = expr;                                                                                \
+    NBR_LEAVE();                                                                                   \
+    return rc_
 
 /* Symmetric allocation (symheap.c, 001 §2.2): `total` bytes of node-shared memory mapped at the
  * same address in every process of comm (collective), or NULL. */

@@ -14,16 +14,6 @@
 /* Until a window tells us whether its node is oversubscribed, yield early (the safe choice). */
 long nbr_spin = 100;
 
-void nbr_wait_until(int (*cond)(void *), void *arg)
-{
-    long spins = 0;
-    while (!cond(arg)) {
-        nbr_progress();
-        if (++spins > nbr_spin)
-            sched_yield();
-    }
-}
-
 int nbr_wait_req(MPI_Request *req)
 {
     int done = 0, rc;
@@ -85,7 +75,7 @@ int nbr_req_done(MPI_Request *req)
             int rc_ = (test_call);                                                                 \
             if (rc_ != MPI_SUCCESS || (flag))                                                      \
                 return rc_;                                                                        \
-            if (++spins_ > nbr_spin)                                                           \
+            if (++spins_ > nbr_spin)                                                               \
                 sched_yield();                                                                     \
         }                                                                                          \
     } while (0)

@@ -145,8 +145,10 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
 /* The common case of paper 001 §2.4: a contiguous predefined type on both sides, mapped target
  * memory, an open epoch, in bounds. Returns 1 when it moved the data, 0 to take the full path
  * (which also reports every error). */
-static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int write, void *obuf, int ocount, MPI_Datatype ot,
-                               int rank, MPI_Aint disp, int tcount, MPI_Datatype tt)
+static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int write, void *obuf,
+                                                              int ocount, MPI_Datatype ot, int rank,
+                                                              MPI_Aint disp, int tcount,
+                                                              MPI_Datatype tt)
 {
     const nbr_dtype_t *d = pre_lookup(ot);
     if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size || disp < 0)
@@ -180,9 +182,16 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
     if ((rc = target_check(w, call, rank, disp, lo, hi, &off, &defer)) != MPI_SUCCESS)
         return rc;
     if (defer)
-        return record(w, &(nbr_rec_t){.kind = write ? NBR_RC_PUT : NBR_RC_GET, .rank = rank,
-                                      .obuf = obuf, .rbuf = obuf, .ocount = ocount, .ot = ot,
-                                      .disp = disp, .tcount = tcount, .tt = tt, .call = call});
+        return record(w, &(nbr_rec_t){.kind = write ? NBR_RC_PUT : NBR_RC_GET,
+                                      .rank = rank,
+                                      .obuf = obuf,
+                                      .rbuf = obuf,
+                                      .ocount = ocount,
+                                      .ot = ot,
+                                      .disp = disp,
+                                      .tcount = tcount,
+                                      .tt = tt,
+                                      .call = call});
     return move(w, call, write, obuf, ocount, od, rank, off, tcount, td);
 }
 
@@ -306,9 +315,16 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
     if (rc != MPI_SUCCESS)
         return rc;
     if (defer)
-        return record(w, &(nbr_rec_t){.kind = NBR_RC_ACC, .rank = rank, .obuf = obuf,
-                                      .ocount = ocount, .ot = ot, .disp = disp, .tcount = tcount,
-                                      .tt = tt, .op = op, .call = call});
+        return record(w, &(nbr_rec_t){.kind = NBR_RC_ACC,
+                                      .rank = rank,
+                                      .obuf = obuf,
+                                      .ocount = ocount,
+                                      .ot = ot,
+                                      .disp = disp,
+                                      .tcount = tcount,
+                                      .tt = tt,
+                                      .op = op,
+                                      .call = call});
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
     nbr_acc_unlock(&w->t[rank]);
@@ -319,8 +335,7 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                           MPI_Datatype ot, void *rbuf, int rcount, MPI_Datatype rt, int rank,
                           MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
 {
-    if (rt == tt && rcount == tcount &&
-        (op == MPI_NO_OP || (ot == tt && ocount == tcount)) &&
+    if (rt == tt && rcount == tcount && (op == MPI_NO_OP || (ot == tt && ocount == tcount)) &&
         acc_fast(w, obuf, rbuf, tcount, tt, rank, disp, op))
         return MPI_SUCCESS;
     if (rank == MPI_PROC_NULL)
@@ -340,10 +355,19 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
     if (rcount < 0 || nbr_dtype_get(rt, &rd) != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_TYPE, "result buffer: invalid count or datatype");
     if (defer)
-        return record(w, &(nbr_rec_t){.kind = NBR_RC_GACC, .rank = rank, .obuf = obuf,
-                                      .ocount = ocount, .ot = ot, .rbuf = rbuf, .rcount = rcount,
-                                      .rt = rt, .disp = disp, .tcount = tcount, .tt = tt,
-                                      .op = op, .call = call});
+        return record(w, &(nbr_rec_t){.kind = NBR_RC_GACC,
+                                      .rank = rank,
+                                      .obuf = obuf,
+                                      .ocount = ocount,
+                                      .ot = ot,
+                                      .rbuf = rbuf,
+                                      .rcount = rcount,
+                                      .rt = rt,
+                                      .disp = disp,
+                                      .tcount = tcount,
+                                      .tt = tt,
+                                      .op = op,
+                                      .call = call});
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = move(w, call, 0, rbuf, rcount, rd, rank, off, tcount, td);
     if (rc == MPI_SUCCESS && op != MPI_NO_OP)
@@ -380,8 +404,13 @@ static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, co
     if (rc != MPI_SUCCESS)
         return rc;
     if (defer)
-        return record(w, &(nbr_rec_t){.kind = NBR_RC_CAS, .rank = rank, .obuf = obuf,
-                                      .cbuf = cbuf, .rbuf = rbuf, .ot = type, .disp = disp,
+        return record(w, &(nbr_rec_t){.kind = NBR_RC_CAS,
+                                      .rank = rank,
+                                      .obuf = obuf,
+                                      .cbuf = cbuf,
+                                      .rbuf = rbuf,
+                                      .ot = type,
+                                      .disp = disp,
                                       .call = call});
     size_t n = (size_t)d->size;
     unsigned char old[64];
@@ -404,8 +433,8 @@ int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r)
         return put_get(r->call, r->kind == NBR_RC_PUT, r->rbuf, r->ocount, r->ot, r->rank, r->disp,
                        r->tcount, r->tt, w);
     case NBR_RC_ACC:
-        return accumulate(w, r->call, r->obuf, r->ocount, r->ot, r->rank, r->disp, r->tcount,
-                          r->tt, r->op);
+        return accumulate(w, r->call, r->obuf, r->ocount, r->ot, r->rank, r->disp, r->tcount, r->tt,
+                          r->op);
     case NBR_RC_GACC:
         return get_accumulate(w, r->call, r->obuf, r->ocount, r->ot, r->rbuf, r->rcount, r->rt,
                               r->rank, r->disp, r->tcount, r->tt, r->op);
@@ -416,15 +445,6 @@ int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r)
 }
 
 /* ---- entry points ---------------------------------------------------------------------------- */
-
-#define NBR_RMA_ENTRY(vendor_call, ...)                                                            \
-    nbr_win_t *w = nbr_win_find(win);                                                              \
-    if (!w)                                                                                        \
-        return vendor_call;                                                                        \
-    NBR_ENTER();                                                                                   \
-    int rc_ = __VA_ARGS__;                                                                         \
-    NBR_LEAVE();                                                                                   \
-    return rc_
 
 /* Put and Get try the fast path first, outside the big lock (taken only with a progress thread). */
 NBR_API int MPI_Put(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
@@ -459,32 +479,32 @@ NBR_API int MPI_Get(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint 
 NBR_API int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
                            int tcount, MPI_Datatype tt, MPI_Op op, MPI_Win win)
 {
-    NBR_RMA_ENTRY(PMPI_Accumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win),
-                  accumulate(w, "MPI_Accumulate", obuf, ocount, ot, rank, disp, tcount, tt, op));
+    NBR_SERVE(PMPI_Accumulate(obuf, ocount, ot, rank, disp, tcount, tt, op, win),
+              accumulate(w, "MPI_Accumulate", obuf, ocount, ot, rank, disp, tcount, tt, op));
 }
 
 NBR_API int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype ot, void *rbuf,
                                int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
                                MPI_Datatype tt, MPI_Op op, MPI_Win win)
 {
-    NBR_RMA_ENTRY(PMPI_Get_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt,
-                                      op, win),
-                  get_accumulate(w, "MPI_Get_accumulate", obuf, ocount, ot, rbuf, rcount, rt,
-                                 rank, disp, tcount, tt, op));
+    NBR_SERVE(
+        PMPI_Get_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt, op, win),
+        get_accumulate(w, "MPI_Get_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank, disp,
+                       tcount, tt, op));
 }
 
 NBR_API int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype type, int rank,
                              MPI_Aint disp, MPI_Op op, MPI_Win win)
 {
-    NBR_RMA_ENTRY(PMPI_Fetch_and_op(obuf, rbuf, type, rank, disp, op, win),
-                  fetch_and_op(w, "MPI_Fetch_and_op", obuf, rbuf, type, rank, disp, op));
+    NBR_SERVE(PMPI_Fetch_and_op(obuf, rbuf, type, rank, disp, op, win),
+              fetch_and_op(w, "MPI_Fetch_and_op", obuf, rbuf, type, rank, disp, op));
 }
 
 NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
                                  int rank, MPI_Aint disp, MPI_Win win)
 {
-    NBR_RMA_ENTRY(PMPI_Compare_and_swap(obuf, cbuf, rbuf, type, rank, disp, win),
-                  compare_and_swap(w, "MPI_Compare_and_swap", obuf, cbuf, rbuf, type, rank, disp));
+    NBR_SERVE(PMPI_Compare_and_swap(obuf, cbuf, rbuf, type, rank, disp, win),
+              compare_and_swap(w, "MPI_Compare_and_swap", obuf, cbuf, rbuf, type, rank, disp));
 }
 
 /* ---- request-based variants: complete inside the call in a ready epoch, at replay otherwise -- */
@@ -534,8 +554,8 @@ NBR_API int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype ot, v
                                 int rcount, MPI_Datatype rt, int rank, MPI_Aint disp, int tcount,
                                 MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
-    NBR_R_ENTRY(PMPI_Rget_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt,
-                                     op, win, req),
+    NBR_R_ENTRY(PMPI_Rget_accumulate(obuf, ocount, ot, rbuf, rcount, rt, rank, disp, tcount, tt, op,
+                                     win, req),
                 get_accumulate(w, "MPI_Rget_accumulate", obuf, ocount, ot, rbuf, rcount, rt, rank,
                                disp, tcount, tt, op));
 }

@@ -376,21 +376,12 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
 
 /* ---- the MPI entry points and their MPIX_ twins ---------------------------------------------- */
 
-#define NBR_SYNC_ENTRY(blocking_call, ...)                                                         \
-    nbr_win_t *w = nbr_win_find(win);                                                              \
-    if (!w)                                                                                        \
-        return blocking_call;                                                                      \
-    NBR_ENTER();                                                                                   \
-    int rc_ = __VA_ARGS__;                                                                         \
-    NBR_LEAVE();                                                                                   \
-    return rc_
-
 /* MPIX_ calls on a window the vendor serves: refused (the MPI library has no such epochs). */
 #define NBR_NB_ENTRY(call, ...)                                                                    \
     nbr_win_t *w = nbr_win_find(win);                                                              \
     if (!w)                                                                                        \
         return nbr_err_vendor_win(win, call, MPI_ERR_WIN,                                          \
-                                  "the window is served by the MPI library, which has no "        \
+                                  "the window is served by the MPI library, which has no "         \
                                   "nonblocking epochs (create it with NBRMA_IMPL=ref)");           \
     if (!request)                                                                                  \
         return nbr_err(w, call, MPI_ERR_REQUEST, "request is NULL");                               \
@@ -401,7 +392,7 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
 
 NBR_API int MPI_Win_fence(int assert, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_fence(assert, win), ifence(w, "MPI_Win_fence", assert, NULL));
+    NBR_SERVE(PMPI_Win_fence(assert, win), ifence(w, "MPI_Win_fence", assert, NULL));
 }
 
 NBR_API int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *request)
@@ -411,8 +402,7 @@ NBR_API int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_post(group, assert, win),
-                   ipost(w, "MPI_Win_post", group, assert, NULL));
+    NBR_SERVE(PMPI_Win_post(group, assert, win), ipost(w, "MPI_Win_post", group, assert, NULL));
 }
 
 NBR_API int MPIX_Win_ipost(MPI_Group group, int assert, MPI_Win win, MPI_Request *request)
@@ -422,8 +412,7 @@ NBR_API int MPIX_Win_ipost(MPI_Group group, int assert, MPI_Win win, MPI_Request
 
 NBR_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_start(group, assert, win),
-                   istart(w, "MPI_Win_start", group, assert, NULL));
+    NBR_SERVE(PMPI_Win_start(group, assert, win), istart(w, "MPI_Win_start", group, assert, NULL));
 }
 
 NBR_API int MPIX_Win_istart(MPI_Group group, int assert, MPI_Win win, MPI_Request *request)
@@ -433,7 +422,7 @@ NBR_API int MPIX_Win_istart(MPI_Group group, int assert, MPI_Win win, MPI_Reques
 
 NBR_API int MPI_Win_complete(MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_complete(win), icomplete(w, "MPI_Win_complete", NULL));
+    NBR_SERVE(PMPI_Win_complete(win), icomplete(w, "MPI_Win_complete", NULL));
 }
 
 NBR_API int MPIX_Win_icomplete(MPI_Win win, MPI_Request *request)
@@ -443,7 +432,7 @@ NBR_API int MPIX_Win_icomplete(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_wait(MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_wait(win), iwait(w, "MPI_Win_wait", NULL));
+    NBR_SERVE(PMPI_Win_wait(win), iwait(w, "MPI_Win_wait", NULL));
 }
 
 NBR_API int MPIX_Win_iwait(MPI_Win win, MPI_Request *request)
@@ -453,13 +442,13 @@ NBR_API int MPIX_Win_iwait(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_test(MPI_Win win, int *flag)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_test(win, flag), win_test(w, flag));
+    NBR_SERVE(PMPI_Win_test(win, flag), win_test(w, flag));
 }
 
 NBR_API int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_lock(type, rank, assert, win),
-                   ilock(w, "MPI_Win_lock", type, rank, assert, NULL));
+    NBR_SERVE(PMPI_Win_lock(type, rank, assert, win),
+              ilock(w, "MPI_Win_lock", type, rank, assert, NULL));
 }
 
 NBR_API int MPIX_Win_ilock(int type, int rank, int assert, MPI_Win win, MPI_Request *request)
@@ -469,7 +458,7 @@ NBR_API int MPIX_Win_ilock(int type, int rank, int assert, MPI_Win win, MPI_Requ
 
 NBR_API int MPI_Win_unlock(int rank, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_unlock(rank, win), iunlock(w, "MPI_Win_unlock", rank, NULL));
+    NBR_SERVE(PMPI_Win_unlock(rank, win), iunlock(w, "MPI_Win_unlock", rank, NULL));
 }
 
 NBR_API int MPIX_Win_iunlock(int rank, MPI_Win win, MPI_Request *request)
@@ -479,8 +468,7 @@ NBR_API int MPIX_Win_iunlock(int rank, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_lock_all(int assert, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_lock_all(assert, win),
-                   ilock_all(w, "MPI_Win_lock_all", assert, NULL));
+    NBR_SERVE(PMPI_Win_lock_all(assert, win), ilock_all(w, "MPI_Win_lock_all", assert, NULL));
 }
 
 NBR_API int MPIX_Win_ilock_all(int assert, MPI_Win win, MPI_Request *request)
@@ -490,7 +478,7 @@ NBR_API int MPIX_Win_ilock_all(int assert, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_unlock_all(MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_unlock_all(win), iunlock_all(w, "MPI_Win_unlock_all", NULL));
+    NBR_SERVE(PMPI_Win_unlock_all(win), iunlock_all(w, "MPI_Win_unlock_all", NULL));
 }
 
 NBR_API int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request)
@@ -500,7 +488,7 @@ NBR_API int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush(int rank, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_flush(rank, win), iflush(w, "MPI_Win_flush", rank, NULL));
+    NBR_SERVE(PMPI_Win_flush(rank, win), iflush(w, "MPI_Win_flush", rank, NULL));
 }
 
 NBR_API int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request)
@@ -510,8 +498,7 @@ NBR_API int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush_local(int rank, MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_flush_local(rank, win),
-                   iflush(w, "MPI_Win_flush_local", rank, NULL));
+    NBR_SERVE(PMPI_Win_flush_local(rank, win), iflush(w, "MPI_Win_flush_local", rank, NULL));
 }
 
 NBR_API int MPIX_Win_iflush_local(int rank, MPI_Win win, MPI_Request *request)
@@ -521,19 +508,18 @@ NBR_API int MPIX_Win_iflush_local(int rank, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush_all(MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_flush_all(win), iflush(w, "MPI_Win_flush_all", NBR_FLUSH_ALL, NULL));
+    NBR_SERVE(PMPI_Win_flush_all(win), iflush(w, "MPI_Win_flush_all", NBR_FLUSH_ALL, NULL));
 }
 
 NBR_API int MPIX_Win_iflush_all(MPI_Win win, MPI_Request *request)
 {
-    NBR_NB_ENTRY("MPIX_Win_iflush_all",
-                 iflush(w, "MPIX_Win_iflush_all", NBR_FLUSH_ALL, request));
+    NBR_NB_ENTRY("MPIX_Win_iflush_all", iflush(w, "MPIX_Win_iflush_all", NBR_FLUSH_ALL, request));
 }
 
 NBR_API int MPI_Win_flush_local_all(MPI_Win win)
 {
-    NBR_SYNC_ENTRY(PMPI_Win_flush_local_all(win),
-                   iflush(w, "MPI_Win_flush_local_all", NBR_FLUSH_ALL, NULL));
+    NBR_SERVE(PMPI_Win_flush_local_all(win),
+              iflush(w, "MPI_Win_flush_local_all", NBR_FLUSH_ALL, NULL));
 }
 
 NBR_API int MPIX_Win_iflush_local_all(MPI_Win win, MPI_Request *request)

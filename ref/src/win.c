@@ -326,8 +326,8 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
 
 /* Symmetric allocation (symheap.c) when every rank asks for the same size and disp_unit. Returns
  * 1 with the window's handle and memory set, 0 to use separate segments, -1 on error (rc). */
-static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info,
-                         MPI_Comm comm, int *rc)
+static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                         int *rc)
 {
     long v[4] = {(long)size, -(long)size, disp_unit, -(long)disp_unit};
     MPI_Request r;
@@ -345,8 +345,9 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info in
     w->sym = nbr_sym_alloc(comm, w->sym_total);
     if (!w->sym) {
         if (nbr_cfg.VERBOSE && me == 0)
-            fprintf(stderr, "libnbrma: no common address for a symmetric window of %zu bytes; "
-                            "separate segments\n",
+            fprintf(stderr,
+                    "libnbrma: no common address for a symmetric window of %zu bytes; "
+                    "separate segments\n",
                     w->sym_total);
         return 0;
     }

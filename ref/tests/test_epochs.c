@@ -10,7 +10,7 @@
 #include "tap.h"
 #include "timing.h"
 
-#define K 5
+#define K       5
 #define NPOINTS 12
 
 /* Points are decided where they can be (one rank, mid-protocol) and reported collectively at the
@@ -21,7 +21,7 @@ static char what[NPOINTS][200];
 #define CHECK(i, cond, ...)                                                                        \
     do {                                                                                           \
         ok[i] = (cond);                                                                            \
-        snprintf(what[i], sizeof what[i], __VA_ARGS__);                                           \
+        snprintf(what[i], sizeof what[i], __VA_ARGS__);                                            \
     } while (0)
 
 static void wait_all(int n, MPI_Request *r)
@@ -77,15 +77,15 @@ int main(int argc, char **argv)
         int deferred, pending;
         MPIX_Win_epoch_counts(win, &deferred, &pending);
         CHECK(0, deferred == K - 1 && pending == K,
-               "%d closed access epochs, no post yet: 1 active, %d deferred (got %d), %d pending "
-               "(got %d)",
-               K, K - 1, deferred, K, pending);
+              "%d closed access epochs, no post yet: 1 active, %d deferred (got %d), %d pending "
+              "(got %d)",
+              K, K - 1, deferred, K, pending);
         CHECK(1, w->t[1].a == 1 && w->t[0].peer[1].posted == 0,
-               "only the activated epoch took an access id: a = %llu (1), g = %llu (0)",
-               (unsigned long long)w->t[1].a, (unsigned long long)w->t[0].peer[1].posted);
+              "only the activated epoch took an access id: a = %llu (1), g = %llu (0)",
+              (unsigned long long)w->t[1].a, (unsigned long long)w->t[0].peer[1].posted);
         long recorded = nbr_pending_calls(w, 1);
         CHECK(2, recorded == K, "its put and the deferred epochs' puts are recorded: %ld (%d)",
-               recorded, K);
+              recorded, K);
     }
     nbh_barrier(MPI_COMM_WORLD);
     if (me == 1) /* K exposures back to back: the k-th matches the origin's k-th access */
@@ -100,12 +100,12 @@ int main(int argc, char **argv)
             good &= base[i] == 100 + i;
         CHECK(3, good, "after every request completed, the %d puts are in place", K);
         CHECK(4, w->t[0].e == K && w->t[1].peer[0].completed == K,
-               "exposure ids e = %llu and done ids written by the origin = %llu (both %d)",
-               (unsigned long long)w->t[0].e, (unsigned long long)w->t[1].peer[0].completed, K);
+              "exposure ids e = %llu and done ids written by the origin = %llu (both %d)",
+              (unsigned long long)w->t[0].e, (unsigned long long)w->t[1].peer[0].completed, K);
     } else {
         CHECK(5, w->t[1].a == K && w->t[0].peer[1].posted == K,
-               "a = %llu and g = %llu reached %d, with one triple for all pending epochs",
-               (unsigned long long)w->t[1].a, (unsigned long long)w->t[0].peer[1].posted, K);
+              "a = %llu and g = %llu reached %d, with one triple for all pending epochs",
+              (unsigned long long)w->t[1].a, (unsigned long long)w->t[0].peer[1].posted, K);
         CHECK(6, w->npending == 0 && w->ndeferred == 0, "no epoch left pending");
     }
 
@@ -127,12 +127,13 @@ int main(int argc, char **argv)
         MPI_Put(&x[3], 1, MPI_LONG, 1, 11, 1, MPI_LONG, win);
         MPIX_Win_iflush(1, win, &f[1]);
         CHECK(7, w->age == age0 + 4, "4 recorded calls took ages %llu..%llu",
-               (unsigned long long)age0 + 1, (unsigned long long)w->age);
+              (unsigned long long)age0 + 1, (unsigned long long)w->age);
         nbr_flush_t *f1 = w->flushes, *f0 = f1 ? f1->next : NULL;
-        CHECK(8, f0 && f1 && f0->count == 3 && f1->count == 4 && f0->age == age0 + 3 &&
-                   f1->age == age0 + 4,
-               "the first flush counts the 3 calls before it (age %llu), the second 4",
-               (unsigned long long)(f0 ? f0->age : 0));
+        CHECK(8,
+              f0 && f1 && f0->count == 3 && f1->count == 4 && f0->age == age0 + 3 &&
+                  f1->age == age0 + 4,
+              "the first flush counts the 3 calls before it (age %llu), the second 4",
+              (unsigned long long)(f0 ? f0->age : 0));
         int done = 0;
         MPI_Test(&f[0], &done, MPI_STATUS_IGNORE);
         CHECK(9, !done, "while the lock is not granted, the flush is not complete");
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
         MPI_Send(&one, 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* let rank 1 unlock */
         wait_all(2, f);
         CHECK(10, w->flushes == NULL && nbr_pending_calls(w, 1) == 0,
-               "both flushes completed once the lock was granted and the calls carried out");
+              "both flushes completed once the lock was granted and the calls carried out");
         MPI_Win_unlock(1, win);
         MPI_Send(&one, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
     } else {
@@ -152,8 +153,8 @@ int main(int argc, char **argv)
         MPI_Irecv(&one, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &rr);
         MPI_Wait(&rr, MPI_STATUS_IGNORE);
         CHECK(11, base[8] == 7 && base[9] == 8 && base[10] == 9 && base[11] == 10,
-               "the flushed puts reached the target: %ld %ld %ld %ld", base[8], base[9], base[10],
-               base[11]);
+              "the flushed puts reached the target: %ld %ld %ld %ld", base[8], base[9], base[10],
+              base[11]);
     }
     for (int i = 0; i < NPOINTS; i++)
         tap_ok(ok[i], "%s%s%s", names[i], !ok[i] ? " — " : "", !ok[i] ? what[i] : "");

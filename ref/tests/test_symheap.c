@@ -74,8 +74,9 @@ int main(int argc, char **argv)
         MPI_Win_free(&win);
     }
     int after = count_maps();
-    tap_ok(after <= before + 2, "50 symmetric windows allocated and freed: %d mappings before, %d "
-                                "after",
+    tap_ok(after <= before + 2,
+           "50 symmetric windows allocated and freed: %d mappings before, %d "
+           "after",
            before, after);
     int rc = tap_done();
     MPI_Finalize();
