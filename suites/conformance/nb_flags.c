@@ -102,6 +102,29 @@ static const char *const scen_desc[] = {
 };
 static const int scen_flag[] = {[AAA_PSCW] = 0, [AAA_LOCK] = 0, [AAE] = 1, [EAE] = 2, [EAA] = 3};
 
+/* The epochs the scenarios open, closed without waiting: an access epoch carrying one put of *v
+ * into `peer`'s slot `disp` (PSCW or an exclusive lock), or an exposure epoch. */
+static void pscw_put(MPI_Group g, int peer, const int64_t *v, int disp, MPI_Request *open,
+                     MPI_Request *close)
+{
+    MPIX_Win_istart(g, 0, win, open);
+    MPI_Put(v, 1, MPI_INT64_T, peer, disp, 1, MPI_INT64_T, win);
+    MPIX_Win_icomplete(win, close);
+}
+
+static void lock_put(int peer, const int64_t *v, int disp, MPI_Request *open, MPI_Request *close)
+{
+    MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, peer, 0, win, open);
+    MPI_Put(v, 1, MPI_INT64_T, peer, disp, 1, MPI_INT64_T, win);
+    MPIX_Win_iunlock(peer, win, close);
+}
+
+static void expose(MPI_Group g, MPI_Request *open, MPI_Request *close)
+{
+    MPIX_Win_ipost(g, 0, win, open);
+    MPIX_Win_iwait(win, close);
+}
+
 static void scenario(enum scen s, int on, const char *how)
 {
     const char *flag = short_names[scen_flag[s]];
@@ -127,41 +150,33 @@ static void scenario(enum scen s, int on, const char *how)
         switch (s) {
         case AAA_PSCW:
         case EAA:
-            MPIX_Win_istart(gx, 0, win, &q[nq++]);
-            MPI_Put(&vo0, 1, MPI_INT64_T, X, 0, 1, MPI_INT64_T, win);
-            MPIX_Win_icomplete(win, &q[nq++]);
+            pscw_put(gx, X, &vo0, 0, &q[nq], &q[nq + 1]);
             break;
         case AAA_LOCK:
             nbt_recv(X, T_HELD);
-            MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, X, 0, win, &q[nq++]);
-            MPI_Put(&vo0, 1, MPI_INT64_T, X, 0, 1, MPI_INT64_T, win);
-            MPIX_Win_iunlock(X, win, &q[nq++]);
+            lock_put(X, &vo0, 0, &q[nq], &q[nq + 1]);
             break;
         case AAE:
         case EAE:
-            MPIX_Win_ipost(gx, 0, win, &q[nq++]);
-            MPIX_Win_iwait(win, &q[nq++]);
+            expose(gx, &q[nq], &q[nq + 1]);
             break;
         }
+        nq += 2;
         /* the second epoch, with Y */
         switch (s) {
         case AAA_PSCW:
         case AAE:
-            MPIX_Win_istart(gy, 0, win, &q[nq++]);
-            MPI_Put(&vo1, 1, MPI_INT64_T, Y, 1, 1, MPI_INT64_T, win);
-            MPIX_Win_icomplete(win, &q[nq++]);
+            pscw_put(gy, Y, &vo1, 1, &q[nq], &q[nq + 1]);
             break;
         case AAA_LOCK:
-            MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, Y, 0, win, &q[nq++]);
-            MPI_Put(&vo1, 1, MPI_INT64_T, Y, 1, 1, MPI_INT64_T, win);
-            MPIX_Win_iunlock(Y, win, &q[nq++]);
+            lock_put(Y, &vo1, 1, &q[nq], &q[nq + 1]);
             break;
         case EAE:
         case EAA:
-            MPIX_Win_ipost(gy, 0, win, &q[nq++]);
-            MPIX_Win_iwait(win, &q[nq++]);
+            expose(gy, &q[nq], &q[nq + 1]);
             break;
         }
+        nq += 2;
         nbt_send(Y, T_OPENED, 0);
         nbt_recv(Y, T_POLLED);
         nbt_counts(win, &d, &p);
@@ -185,15 +200,12 @@ static void scenario(enum scen s, int on, const char *how)
         switch (s) {
         case AAA_PSCW:
         case AAE:
-            MPIX_Win_ipost(go, 0, win, &q[nq++]);
-            MPIX_Win_iwait(win, &obs);
+            expose(go, &q[nq++], &obs);
             what = "its MPIX_Win_iwait request";
             break;
         case EAE:
         case EAA:
-            MPIX_Win_istart(go, 0, win, &q[nq++]);
-            MPI_Put(&vy, 1, MPI_INT64_T, O, 2, 1, MPI_INT64_T, win);
-            MPIX_Win_icomplete(win, &obs);
+            pscw_put(go, O, &vy, 2, &q[nq++], &obs);
             what = "its MPIX_Win_icomplete request";
             break;
         case AAA_LOCK:
@@ -230,17 +242,16 @@ static void scenario(enum scen s, int on, const char *how)
         switch (s) {
         case AAA_PSCW:
         case EAA:
-            MPIX_Win_ipost(go, 0, win, &q[nq++]);
-            MPIX_Win_iwait(win, &q[nq++]);
+            expose(go, &q[nq], &q[nq + 1]);
+            nq += 2;
             break;
         case AAA_LOCK:
             MPIX_Win_iunlock(X, win, &q[nq++]);
             break;
         case AAE:
         case EAE:
-            MPIX_Win_istart(go, 0, win, &q[nq++]);
-            MPI_Put(&vx, 1, MPI_INT64_T, O, 3, 1, MPI_INT64_T, win);
-            MPIX_Win_icomplete(win, &q[nq++]);
+            pscw_put(go, O, &vx, 3, &q[nq], &q[nq + 1]);
+            nq += 2;
             break;
         }
     }
