@@ -5,40 +5,129 @@
  * lifetime (000 §VI): DEFERRED until the activation predicate admits it (000 §VII-A), ACTIVE once
  * it took its matching ids and asked for access, READY once access is granted (posts seen, lock
  * acquired, fence barrier passed: RMA calls then go to memory, recorded ones are replayed), DONE
- * once it is closed and its completion conditions hold (notifications sent, peers done). The
- * engine below advances all of this in the seven steps of 000 §VII-D, from every libnbrma call
- * that may wait and from the intercepted wait/test family, so closing requests complete under
- * plain MPI_Wait/MPI_Test. Over shared memory an RMA call of a ready epoch completes inside the
- * call; what the engine carries out later are the calls of epochs that were not ready yet. */
-#include <pthread.h>
+ * once it is closed and its completion conditions hold (notifications sent, peers done).
+ *
+ * The engine is event driven, so that the work of a call does not grow with the number of
+ * epochs waiting behind it (10^5 deferred epochs cost what one does):
+ *   - an epoch whose state may change is put on a work list, never found by scanning;
+ *   - deferred epochs are a suffix of the queue (activation is in order, rule 4): only the first
+ *     of them, the frontier, is ever tested, and the predicate looks at the heads of three
+ *     closed-epoch lists, O(1);
+ *   - what active epochs wait for lives in other processes' words (posts, done notifications,
+ *     lock words, fence counters). Waits queue per peer in id order (ids only grow: 000 §VII-B)
+ *     and only a queue's head is polled, so polling costs one word per peer that something
+ *     waits on — the sources on the poll list — not one per epoch;
+ *   - flushes wait for the oldest recorded call toward their rank (000 §VII-C's age stamps),
+ *     which is the head of that rank's run list.
+ * nbr_progress() runs the seven steps of 000 §VII-D over these lists until nothing moves, from
+ * every libnbrma call that may wait and from the intercepted wait/test family, so one MPI_Test
+ * carries every epoch as far as it can go and closing requests complete under plain MPI_Wait. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "nbr.h"
 
-static nbr_win_t *busy_head; /* windows with epochs or flushes pending */
-static int in_engine;        /* the engine is not reentrant (replay calls back into rma.c) */
+nbr_engine_stats_t nbr_engine_stats;
 
-void nbr_win_busy(nbr_win_t *w)
+/* The engine's lists (under the big lock). */
+static nbr_epoch_t *work_head, *work_tail;     /* epochs to activate or complete (steps 3, 7) */
+static nbr_epoch_t *replay_head, *replay_tail; /* ready epochs holding recorded calls (step 4) */
+static nbr_source_t *poll_head;                /* words that active epochs wait on (steps 5, 6) */
+static int in_engine; /* the engine is not reentrant (replay calls back into rma.c) */
+
+/* ---- doubly linked lists through named fields ------------------------------------------------ */
+
+#define LIST_APPEND(head, tail, x, nx, pv)                                                         \
+    do {                                                                                           \
+        (x)->nx = NULL;                                                                            \
+        (x)->pv = (tail);                                                                          \
+        if (tail)                                                                                  \
+            (tail)->nx = (x);                                                                      \
+        else                                                                                       \
+            (head) = (x);                                                                          \
+        (tail) = (x);                                                                              \
+    } while (0)
+#define LIST_REMOVE(head, tail, x, nx, pv)                                                         \
+    do {                                                                                           \
+        if ((x)->pv)                                                                               \
+            (x)->pv->nx = (x)->nx;                                                                 \
+        else                                                                                       \
+            (head) = (x)->nx;                                                                      \
+        if ((x)->nx)                                                                               \
+            (x)->nx->pv = (x)->pv;                                                                 \
+        else                                                                                       \
+            (tail) = (x)->pv;                                                                      \
+        (x)->nx = (x)->pv = NULL;                                                                  \
+    } while (0)
+
+/* on_list: 0 none, 1 work, 2 replay */
+static void push_work(nbr_epoch_t *e)
 {
-    if (!w->busy) {
-        w->busy = 1;
-        w->busy_next = busy_head;
-        busy_head = w;
-    }
+    if (e->on_list || e->state == NBR_ES_DONE)
+        return;
+    e->on_list = 1;
+    LIST_APPEND(work_head, work_tail, e, wnext, wprev);
 }
 
-/* A window being freed leaves the engine's list. */
-void nbr_win_unbusy(nbr_win_t *w)
+static void push_replay(nbr_epoch_t *e)
 {
-    for (nbr_win_t **p = &busy_head; *p; p = &(*p)->busy_next)
-        if (*p == w) {
-            *p = w->busy_next;
-            break;
-        }
-    w->busy = 0;
+    if (e->on_list == 1)
+        LIST_REMOVE(work_head, work_tail, e, wnext, wprev);
+    else if (e->on_list == 2)
+        return;
+    e->on_list = 2;
+    LIST_APPEND(replay_head, replay_tail, e, wnext, wprev);
+}
+
+static void unlist(nbr_epoch_t *e)
+{
+    if (e->on_list == 1)
+        LIST_REMOVE(work_head, work_tail, e, wnext, wprev);
+    else if (e->on_list == 2)
+        LIST_REMOVE(replay_head, replay_tail, e, wnext, wprev);
+    e->on_list = 0;
+}
+
+static void source_link(nbr_source_t *s)
+{
+    if (s->linked)
+        return;
+    s->linked = 1;
+    s->prev = NULL;
+    s->next = poll_head;
+    if (poll_head)
+        poll_head->prev = s;
+    poll_head = s;
+}
+
+static void source_unlink(nbr_source_t *s)
+{
+    if (!s->linked)
+        return;
+    s->linked = 0;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        poll_head = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+}
+
+/* The engine state toward peer r, created on first use. NULL only when out of memory. */
+static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
+{
+    nbr_peer_q_t *q = w->t[r].q;
+    if (NBR_LIKELY(q))
+        return q;
+    if (!(q = calloc(1, sizeof *q)))
+        return NULL;
+    q->posts = (nbr_source_t){.w = w, .kind = NBR_SRC_POSTS, .peer = r};
+    q->dones = (nbr_source_t){.w = w, .kind = NBR_SRC_DONES, .peer = r};
+    q->lock = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK, .peer = r};
+    w->t[r].q = q;
+    return q;
 }
 
 /* ---- epoch objects --------------------------------------------------------------------------- */
@@ -54,25 +143,65 @@ nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind)
     } else if (!(e = calloc(1, sizeof *e))) {
         return NULL;
     }
+    e->win = w;
     e->kind = kind;
     e->side = kind == NBR_EK_FENCE  ? NBR_SIDE_ACCESS | NBR_SIDE_EXPOSURE
               : kind == NBR_EK_POST ? NBR_SIDE_EXPOSURE
                                     : NBR_SIDE_ACCESS;
+    e->cls = kind == NBR_EK_FENCE || kind == NBR_EK_LOCK_ALL ? NBR_CL_COLL
+             : kind == NBR_EK_POST                          ? NBR_CL_EXPOSURE
+                                                            : NBR_CL_ACCESS;
     e->rec_tail = &e->rec;
     e->close_seq = UINT64_MAX;
     e->target = -1;
     return e;
 }
 
+void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e)
+{
+    free(e->group);
+    free(e->m);
+    e->group = NULL;
+    e->m = NULL;
+    e->next = w->ep_free;
+    w->ep_free = e;
+}
+
+void nbr_epoch_pool_free(nbr_win_t *w)
+{
+    while (w->ep_free) {
+        nbr_epoch_t *e = w->ep_free;
+        w->ep_free = e->next;
+        free(e);
+    }
+}
+
+int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->kind == NBR_EK_LOCK)
+        return peer_q(w, e->target) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    for (int i = 0; i < e->n; i++)
+        if (!peer_q(w, e->group[i]))
+            return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+void nbr_win_engine_init(nbr_win_t *w)
+{
+    w->src_all = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK_ALL};
+    w->src_fence = (nbr_source_t){.w = w, .kind = NBR_SRC_FENCE};
+}
+
 void nbr_epoch_enqueue(nbr_win_t *w, nbr_epoch_t *e)
 {
     e->open_seq = ++w->seq;
-    e->next = NULL;
-    *w->q_tail = e;
-    w->q_tail = &e->next;
+    LIST_APPEND(w->q_head, w->q_tail, e, next, prev);
     w->ndeferred++;
     w->npending++;
-    nbr_win_busy(w);
+    if (!w->frontier) {
+        w->frontier = e;
+        push_work(e);
+    }
 }
 
 void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on)
@@ -80,14 +209,14 @@ void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on)
     switch (e->kind) {
     case NBR_EK_FENCE:
     case NBR_EK_LOCK_ALL:
-        w->all_direct = on;
+        __atomic_store_n(&w->all_direct, on, __ATOMIC_RELEASE);
         break;
     case NBR_EK_START:
         for (int i = 0; i < e->n; i++)
-            w->t[e->group[i]].direct = (unsigned char)on;
+            __atomic_store_n(&w->t[e->group[i]].direct, (unsigned char)on, __ATOMIC_RELEASE);
         break;
     case NBR_EK_LOCK:
-        w->t[e->target].direct = (unsigned char)on;
+        __atomic_store_n(&w->t[e->target].direct, (unsigned char)on, __ATOMIC_RELEASE);
         break;
     }
 }
@@ -97,10 +226,13 @@ void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
     e->closed = 1;
     e->close_seq = ++w->seq;
     nbr_epoch_set_direct(w, e, 0);
+    LIST_APPEND(w->closed_head[e->cls], w->closed_tail[e->cls], e, cnext, cprev);
+    e->on_closed = 1;
     if (req) {
-        req->refs++;
+        nbr_req_ref(req);
         e->close_req = req;
     }
+    push_work(e); /* it may complete now */
 }
 
 static _Thread_local int in_progress_thread;
@@ -109,6 +241,16 @@ static nbr_rec_t *type_free_head; /* recordings whose datatypes the progress thr
 int nbr_in_progress_thread(void)
 {
     return in_progress_thread;
+}
+
+void nbr_mark_progress_thread(void)
+{
+    in_progress_thread = 1;
+}
+
+int nbr_engine_busy(void)
+{
+    return work_head || replay_head || poll_head;
 }
 
 static void rec_free(nbr_rec_t *r)
@@ -127,40 +269,80 @@ static void rec_free(nbr_rec_t *r)
     free(r);
 }
 
-/* Done: leave the queue, complete the closing request, free. */
-void nbr_epoch_finish(nbr_win_t *w, nbr_epoch_t *e)
+static void flushes_check(nbr_win_t *w, int rank);
+
+/* A run leaves its rank's list: if it was the oldest, flushes toward the rank may be done. */
+static void run_remove(nbr_win_t *w, nbr_rec_t *r)
 {
-    nbr_epoch_t **p = &w->q_head;
-    while (*p != e)
-        p = &(*p)->next;
-    *p = e->next;
-    if (w->q_tail == &e->next)
-        w->q_tail = p;
+    nbr_peer_q_t *q = w->t[r->rank].q;
+    int was_head = q->run_head == r;
+    LIST_REMOVE(q->run_head, q->run_tail, r, run_next, run_prev);
+    r->is_run = 0;
+    if (was_head && q->fl_head)
+        flushes_check(w, r->rank);
+}
+
+/* The epoch holds no recorded call any more: flush_all requests may be done. */
+static void rec_list_remove(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (!e->on_rec)
+        return;
+    int was_head = w->rec_head == e;
+    LIST_REMOVE(w->rec_head, w->rec_tail, e, rnext, rprev);
+    e->on_rec = 0;
+    if (was_head && w->fla_head)
+        flushes_check(w, NBR_FLUSH_ALL);
+}
+
+/* Done (or dropped): leave every list, complete the closing request, recycle. */
+static void finish(nbr_win_t *w, nbr_epoch_t *e)
+{
+    unlist(e);
+    if (w->frontier == e && (w->frontier = e->next))
+        push_work(w->frontier);
+    LIST_REMOVE(w->q_head, w->q_tail, e, next, prev);
+    if (e->on_closed) {
+        int was_head = w->closed_head[e->cls] == e;
+        LIST_REMOVE(w->closed_head[e->cls], w->closed_tail[e->cls], e, cnext, cprev);
+        e->on_closed = 0;
+        if (was_head && w->frontier) /* the predicate may admit the first deferred epoch now */
+            push_work(w->frontier);
+    }
     if (e->state == NBR_ES_DEFERRED)
         w->ndeferred--;
     w->npending--;
     e->state = NBR_ES_DONE;
+    for (nbr_rec_t *r = e->rec, *n; r; r = n) { /* only a dropped epoch still holds calls */
+        n = r->next;
+        if (r->is_run)
+            run_remove(w, r);
+        if (r->req) {
+            nbr_req_finish(r->req, MPI_ERR_RMA_SYNC);
+            nbr_req_release(r->req);
+        }
+        rec_free(r);
+    }
+    rec_list_remove(w, e);
+    if (e->open_req) {
+        nbr_req_finish(e->open_req, e->err);
+        nbr_req_release(e->open_req);
+    }
     if (e->close_req) {
         nbr_req_finish(e->close_req, e->err);
         nbr_req_release(e->close_req);
     }
-    for (nbr_rec_t *r = e->rec, *n; r; r = n) { /* only a dropped epoch still holds calls */
-        n = r->next;
-        rec_free(r);
-    }
-    free(e->group);
-    free(e->ids);
-    e->next = w->ep_free;
-    w->ep_free = e;
+    nbr_epoch_free(w, e);
 }
 
-void nbr_epoch_pool_free(nbr_win_t *w)
+void nbr_epoch_drop(nbr_win_t *w, nbr_epoch_t *e)
 {
-    while (w->ep_free) {
-        nbr_epoch_t *e = w->ep_free;
-        w->ep_free = e->next;
-        free(e);
+    if (!e->closed)
+        nbr_epoch_close(w, e, NULL);
+    if (e->state == NBR_ES_ACTIVE && e->kind == NBR_EK_FENCE && w->fence_wait == e) {
+        w->fence_wait = NULL;
+        source_unlink(&w->src_fence);
     }
+    finish(w, e);
 }
 
 /* ---- recording (000 §VII-A) ------------------------------------------------------------------ */
@@ -198,29 +380,42 @@ static int dup_type(MPI_Datatype *t, unsigned char *dup)
 int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
 {
     nbr_epoch_t *e = nbr_access_epoch(w, src->rank);
-    nbr_rec_t *r = malloc(sizeof *r);
+    nbr_peer_q_t *q = peer_q(w, src->rank);
+    nbr_rec_t *r = q ? malloc(sizeof *r) : NULL;
     if (!r)
         return nbr_err(w, src->call, MPI_ERR_NO_MEM,
-                       "out of memory recording a call of a "
-                       "deferred epoch");
+                       "out of memory recording a call of a deferred epoch");
     *r = *src;
-    r->next = NULL;
+    r->next = r->run_next = r->run_prev = NULL;
+    r->ep = e;
+    r->is_run = 0;
     if (r->kind != NBR_RC_GACC) /* the types a kind does not use: unset in *src */
         r->rt = MPI_DATATYPE_NULL;
     if (r->kind == NBR_RC_CAS)
         r->tt = MPI_DATATYPE_NULL;
-    r->age = ++w->age;
     if (dup_type(&r->ot, &r->dup_ot) != MPI_SUCCESS ||
         dup_type(&r->rt, &r->dup_rt) != MPI_SUCCESS ||
         dup_type(&r->tt, &r->dup_tt) != MPI_SUCCESS) {
         rec_free(r);
         return nbr_err(w, src->call, MPI_ERR_TYPE, "could not keep the datatype for later");
     }
+    r->age = ++w->age;
     if (r->req)
-        r->req->refs++;
+        nbr_req_ref(r->req);
     *e->rec_tail = r;
     e->rec_tail = &r->next;
-    e->nrec++;
+    if (e->nrec++ == 0) {
+        e->first_age = r->age;
+        LIST_APPEND(w->rec_head, w->rec_tail, e, rnext, rprev);
+        e->on_rec = 1;
+    }
+    /* One open epoch covers a rank at a time, so its runs toward the rank are in age order. */
+    if (!q->run_tail || q->run_tail->ep != e) {
+        r->is_run = 1;
+        LIST_APPEND(q->run_head, q->run_tail, r, run_next, run_prev);
+    }
+    if (e->state == NBR_ES_READY) /* another thread made it ready meanwhile: carry it out */
+        push_replay(e);
     return MPI_SUCCESS;
 }
 
@@ -233,56 +428,58 @@ long nbr_pending_calls(nbr_win_t *w, int rank)
     return n;
 }
 
-void nbr_flush_add(nbr_win_t *w, nbr_flush_t *f)
+/* ---- flush (000 §VII-C) ---------------------------------------------------------------------- */
+
+/* The oldest recorded call still pending toward rank (or any), UINT64_MAX when none. */
+static uint64_t oldest_pending(nbr_win_t *w, int rank)
 {
-    f->next = w->flushes;
-    w->flushes = f;
-    nbr_win_busy(w);
+    if (rank == NBR_FLUSH_ALL)
+        return w->rec_head ? w->rec_head->first_age : UINT64_MAX;
+    nbr_peer_q_t *q = w->t[rank].q;
+    return q && q->run_head ? q->run_head->age : UINT64_MAX;
 }
 
-/* A recorded call was carried out: every flush no older than it counts down (000 §VII-C). */
-static void flush_countdown(nbr_win_t *w, const nbr_rec_t *r)
+/* Complete the flushes toward rank (or all) whose calls were all carried out. They wait in age
+ * order, so it stops at the first that still waits. */
+static void flushes_check(nbr_win_t *w, int rank)
 {
-    for (nbr_flush_t **p = &w->flushes; *p;) {
-        nbr_flush_t *f = *p;
-        if ((f->rank == NBR_FLUSH_ALL || f->rank == r->rank) && r->age <= f->age &&
-            --f->count == 0) {
-            *p = f->next;
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
-            nbr_req_finish(f->req, MPI_SUCCESS);
-            nbr_req_release(f->req);
-            free(f);
-            continue;
-        }
-        p = &f->next;
+    uint64_t oldest = oldest_pending(w, rank);
+    nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : w->t[rank].q;
+    nbr_flush_t **head = q ? &q->fl_head : &w->fla_head, **tail = q ? &q->fl_tail : &w->fla_tail;
+    while (*head && (*head)->age < oldest) {
+        nbr_flush_t *f = *head;
+        if (!(*head = f->next))
+            *tail = NULL;
+        w->nflushes--;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        nbr_req_finish(f->req, MPI_SUCCESS);
+        nbr_req_release(f->req);
+        free(f);
     }
 }
 
-int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r); /* rma.c */
-
-static void replay(nbr_win_t *w, nbr_epoch_t *e)
+nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
 {
-    nbr_rec_t *r = e->rec;
-    e->rec = NULL;
-    e->rec_tail = &e->rec;
-    unsigned long ops = w->epoch_ops; /* counted when recorded */
-    w->replaying = 1;
-    while (r) {
-        int rc = nbr_rma_exec(w, r);
-        if (rc != MPI_SUCCESS && !e->err)
-            e->err = rc;
-        if (r->req) {
-            nbr_req_finish(r->req, rc);
-            nbr_req_release(r->req);
-        }
-        flush_countdown(w, r);
-        nbr_rec_t *n = r->next;
-        rec_free(r);
-        e->nrec--;
-        r = n;
+    *rc = MPI_SUCCESS;
+    uint64_t age = w->age; /* every call recorded so far is no younger than the flush */
+    if (oldest_pending(w, rank) > age)
+        return NULL;
+    nbr_flush_t *f = malloc(sizeof *f);
+    if (!f) {
+        *rc = MPI_ERR_NO_MEM;
+        return NULL;
     }
-    w->replaying = 0;
-    w->epoch_ops = ops;
+    *f = (nbr_flush_t){.age = age, .req = req};
+    nbr_req_ref(req); /* the flush's */
+    nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : w->t[rank].q;
+    nbr_flush_t **head = q ? &q->fl_head : &w->fla_head, **tail = q ? &q->fl_tail : &w->fla_tail;
+    if (*tail)
+        (*tail)->next = f;
+    else
+        *head = f;
+    *tail = f;
+    w->nflushes++;
+    return req;
 }
 
 /* ---- activation (000 §VI-B, §VII-A) ---------------------------------------------------------- */
@@ -294,24 +491,31 @@ static unsigned flag_needed(int prev_side, int next_side)
     return prev_side == NBR_SIDE_EXPOSURE ? NBR_EAER : NBR_EAAR;
 }
 
-/* The predicate of 000 §VII-A. Every epoch before e in the queue is active (the scan stops at
- * the first deferred one: rule 4, no epoch is skipped). One the application closed before it
- * opened e must complete first (the default of 000 §VI-B), unless the reorder flag for that
- * pair of sides is on and neither epoch is a fence or lock_all epoch. Epochs whose application
- * lifetimes overlap (post then start before wait, locks on two targets) progress together as
- * MPI-3 requires. */
-static int may_activate(nbr_win_t *w, const nbr_epoch_t *e)
+/* The predicate of 000 §VII-A for the first deferred epoch e: every epoch before e is active, so
+ * e may go unless an earlier epoch the application closed before it opened e is not done yet —
+ * the default of 000 §VI-B — and no reorder flag lets e pass it (flags never apply to fence or
+ * lock_all epochs). Epochs opened after e cannot have been closed before e opened, so "earlier"
+ * needs no check, and the earliest closed epoch of each class (the head of its list) decides
+ * for the whole class. Epochs whose application lifetimes overlap (post then start, locks on
+ * two targets) progress together as MPI-3 requires. */
+static int may_activate(const nbr_win_t *w, const nbr_epoch_t *e)
 {
-    for (const nbr_epoch_t *p = w->q_head; p != e; p = p->next) {
-        if (p->close_seq > e->open_seq)
+    for (int c = 0; c < NBR_NCLASS; c++) {
+        const nbr_epoch_t *p = w->closed_head[c];
+        if (!p || p->close_seq > e->open_seq)
             continue;
-        if (p->kind == NBR_EK_FENCE || p->kind == NBR_EK_LOCK_ALL || e->kind == NBR_EK_FENCE ||
-            e->kind == NBR_EK_LOCK_ALL)
+        if (c == NBR_CL_COLL || e->cls == NBR_CL_COLL)
             return 0;
         if (!(w->flags & flag_needed(p->side, e->side)))
             return 0;
     }
     return 1;
+}
+
+void nbr_win_flags_changed(nbr_win_t *w)
+{
+    if (w->frontier)
+        push_work(w->frontier);
 }
 
 static void signal_fence(nbr_win_t *w, uint64_t no)
@@ -322,14 +526,62 @@ static void signal_fence(nbr_win_t *w, uint64_t no)
     }
 }
 
+/* Every rank reached fence `no`? (the scan remembers peers already seen, so a long wait rescans
+ * nobody). */
+static int fence_passed(nbr_win_t *w, uint64_t no)
+{
+    if (w->fence_wait_no != no) {
+        w->fence_wait_no = no;
+        w->fence_scan = 0;
+    }
+    while (w->fence_scan < w->size) {
+        if (__atomic_load_n(&w->t[w->fence_scan].ctl->fence, __ATOMIC_ACQUIRE) < no)
+            return 0;
+        w->fence_scan++;
+    }
+    return 1;
+}
+
+static void fence_wait(nbr_win_t *w, nbr_epoch_t *e)
+{
+    w->fence_wait = e;
+    source_link(&w->src_fence);
+}
+
 static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
 {
     e->state = NBR_ES_READY;
-    if (!e->nrec && !e->closed)
+    if (e->open_req) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        nbr_req_finish(e->open_req, MPI_SUCCESS);
+        nbr_req_release(e->open_req);
+        e->open_req = NULL;
+    }
+    if (e->nrec)
+        push_replay(e);
+    else if (!e->closed)
         nbr_epoch_set_direct(w, e, 1);
+    else
+        push_work(e);
 }
 
-/* Take the matching ids (000 §VII-B: only activated epochs modify <a, e, g>) and ask for access. */
+/* Lock requests are granted per target in activation order (one origin's lock epochs toward one
+ * target: with A_A_A_R a later shared lock granted first would keep out the earlier exclusive
+ * one, whose calls a flush of the later epoch then waits for forever). */
+static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->kind == NBR_EK_LOCK_ALL)
+        return nbr_try_lock_all(w);
+    nbr_target_t *t = &w->t[e->target];
+    if (e->lock_type == MPI_LOCK_SHARED)
+        return nbr_try_lock_shared(t);
+    if (e->lock_phase == 0 && nbr_try_lock_global_excl(w))
+        e->lock_phase = 1;
+    return e->lock_phase == 1 && nbr_try_lock_writer(t);
+}
+
+/* Take the matching ids (000 §VII-B: only activated epochs modify <a, e, g>) and ask for access.
+ * The per-peer state exists already (nbr_epoch_peers when the epoch opened). */
 static void activate(nbr_win_t *w, nbr_epoch_t *e)
 {
     w->ndeferred--;
@@ -337,98 +589,138 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
     switch (e->kind) {
     case NBR_EK_FENCE:
         signal_fence(w, e->fence_no);
+        if (fence_passed(w, e->fence_no))
+            make_ready(w, e);
+        else
+            fence_wait(w, e);
         break;
     case NBR_EK_START:
-        for (int i = 0; i < e->n; i++)
-            e->ids[i] = ++w->t[e->group[i]].a; /* access id A_i = ++a_l */
-        if (e->assert & MPI_MODE_NOCHECK)
+        e->nwait = e->nnotify = e->n;
+        for (int i = 0; i < e->n; i++) {
+            nbr_peer_q_t *q = w->t[e->group[i]].q;
+            nbr_match_t *m = &e->m[i];
+            m->ep = e;
+            m->id = ++w->t[e->group[i]].a; /* access id A_i = ++a_l */
+            m->next = NULL;
+            if (q->acc_tail)
+                q->acc_tail->next = m;
+            else
+                q->acc_head = m;
+            q->acc_tail = m;
+            m->granted = m->notify = 0;
+            if (e->assert & MPI_MODE_NOCHECK) { /* the posts are known to have happened */
+                m->granted = 1;
+                e->nwait--;
+            } else if (!q->acc_cursor) {
+                q->acc_cursor = m; /* the first entry not granted */
+            }
+            if (q->acc_cursor)
+                source_link(&q->posts);
+        }
+        if (!e->nwait)
             make_ready(w, e);
         break;
     case NBR_EK_POST:
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my stores are visible before I expose */
+        e->nwait = e->n;
         for (int i = 0; i < e->n; i++) {
             int o = e->group[i];
-            e->ids[i] = ++w->t[o].e;
+            nbr_peer_q_t *q = w->t[o].q;
+            nbr_match_t *m = &e->m[i];
+            m->ep = e;
+            m->id = ++w->t[o].e;
+            m->next = NULL;
             /* g_r, one-sidedly in the origin's control block */
-            __atomic_store_n(&w->t[o].peer[w->rank].posted, e->ids[i], __ATOMIC_RELEASE);
+            __atomic_store_n(&w->t[o].peer[w->rank].posted, m->id, __ATOMIC_RELEASE);
+            if (q->exp_tail)
+                q->exp_tail->next = m;
+            else
+                q->exp_head = m;
+            q->exp_tail = m;
+            source_link(&q->dones);
         }
         make_ready(w, e);
         break;
     case NBR_EK_LOCK:
     case NBR_EK_LOCK_ALL:
-        if (e->assert & MPI_MODE_NOCHECK)
+        if (e->assert & MPI_MODE_NOCHECK) {
             make_ready(w, e);
+            break;
+        }
+        nbr_epoch_t **head, **tail;
+        nbr_source_t *src;
+        if (e->kind == NBR_EK_LOCK) {
+            nbr_peer_q_t *q = w->t[e->target].q;
+            head = &q->lock_head;
+            tail = &q->lock_tail;
+            src = &q->lock;
+        } else {
+            head = &w->all_head;
+            tail = &w->all_tail;
+            src = &w->src_all;
+        }
+        e->lnext = NULL;
+        if (!*head && try_lock(w, e)) { /* nobody queued before it: one try at once */
+            make_ready(w, e);
+            break;
+        }
+        if (*tail)
+            (*tail)->lnext = e;
+        else
+            *head = e;
+        *tail = e;
+        source_link(src);
         break;
     }
 }
 
 /* ---- completion ------------------------------------------------------------------------------ */
 
-/* My own control block's slot for peer r: what r wrote about me. */
-static inline nbr_peer_ctr_t *mine(nbr_win_t *w, int r)
+/* START done notifications toward rank r go out in id order: write every notification due at
+ * the head of r's queue; an epoch whose last one went out is done (pushed for completion). */
+static void notify_due(nbr_win_t *w, int r)
 {
-    return &w->t[w->rank].peer[r];
-}
-
-int nbr_post_completed(nbr_win_t *w, nbr_epoch_t *e)
-{
-    for (int i = 0; i < e->n; i++)
-        if (__atomic_load_n(&mine(w, e->group[i])->completed, __ATOMIC_ACQUIRE) < e->ids[i])
-            return 0;
-    return 1;
-}
-
-/* Every rank reached fence `no` (e->scan: peers already seen, so a long wait rescans nobody). */
-static int fence_passed(nbr_win_t *w, nbr_epoch_t *e, uint64_t no)
-{
-    while (e->scan < w->size) {
-        if (__atomic_load_n(&w->t[e->scan].ctl->fence, __ATOMIC_ACQUIRE) < no)
-            return 0;
-        e->scan++;
+    nbr_peer_q_t *q = w->t[r].q;
+    nbr_match_t *m;
+    while ((m = q->acc_head) && m->notify) {
+        __atomic_store_n(&w->t[r].peer[w->rank].completed, m->id, __ATOMIC_RELEASE);
+        if (!(q->acc_head = m->next))
+            q->acc_tail = NULL;
+        if (--m->ep->nnotify == 0)
+            push_work(m->ep);
     }
-    return 1;
 }
 
-/* Done notifications reach a target in access-id order: an access epoch may not notify a target
- * an earlier, still pending access epoch of mine also covers (with A_A_A_R they can finish out of
- * order; the target's counter must not count the later one for the earlier). */
-static int may_notify(nbr_win_t *w, const nbr_epoch_t *e)
-{
-    for (const nbr_epoch_t *p = w->q_head; p != e; p = p->next) {
-        if (p->kind != NBR_EK_START)
-            continue;
-        for (int i = 0; i < e->n; i++)
-            for (int j = 0; j < p->n; j++)
-                if (e->group[i] == p->group[j])
-                    return 0;
-    }
-    return 1;
-}
-
-/* A closed, ready epoch with nothing left to carry out: try to complete it. */
-static int try_complete(nbr_win_t *w, nbr_epoch_t *e)
+/* A closed, ready epoch with nothing left to carry out: complete it if its conditions hold,
+ * else leave it waiting on a source that pushes it back. */
+static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
 {
     switch (e->kind) {
     case NBR_EK_FENCE:
         if (e->close_no) {
             signal_fence(w, e->close_no);
-            if (!fence_passed(w, e, e->close_no))
-                return 0;
+            if (!fence_passed(w, e->close_no)) {
+                fence_wait(w, e);
+                return;
+            }
         }
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         break;
     case NBR_EK_START:
-        if (!may_notify(w, e))
-            return 0;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
-        for (int i = 0; i < e->n; i++) {
-            nbr_target_t *t = &w->t[e->group[i]];
-            __atomic_store_n(&t->peer[w->rank].completed, e->ids[i], __ATOMIC_RELEASE);
+        if (!e->notify_marked) {
+            e->notify_marked = 1;
+            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
+            for (int i = 0; i < e->n; i++)
+                e->m[i].notify = 1;
+            for (int i = 0; i < e->n; i++)
+                notify_due(w, e->group[i]);
         }
+        if (e->nnotify)
+            return;
         break;
     case NBR_EK_POST:
-        if (!nbr_post_completed(w, e))
-            return 0;
+        if (e->nwait)
+            return;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         break;
     case NBR_EK_LOCK:
@@ -446,8 +738,25 @@ static int try_complete(nbr_win_t *w, nbr_epoch_t *e)
             nbr_unlock_all_word(w);
         break;
     }
-    nbr_epoch_finish(w, e);
-    return 1;
+    finish(w, e);
+}
+
+/* One step of an epoch on the work list. */
+static void advance(nbr_epoch_t *e)
+{
+    nbr_win_t *w = e->win;
+    nbr_engine_stats.epochs_advanced++;
+    if (e->state == NBR_ES_DEFERRED) {
+        if (e != w->frontier || !may_activate(w, e))
+            return;
+        w->frontier = e->next; /* deferred epochs are a suffix: the next one is the frontier */
+        if (w->frontier)
+            push_work(w->frontier);
+        activate(w, e);
+        return;
+    }
+    if (e->state == NBR_ES_READY && e->closed && !e->nrec)
+        try_complete(w, e);
 }
 
 /* ---- the seven steps of 000 §VII-D ----------------------------------------------------------- */
@@ -464,338 +773,195 @@ static void step2_internode_post(void)
 {
 }
 
-/* Steps 3 and 7: complete every epoch that can be, then activate deferred epochs in order until
- * the predicate refuses one. A window that completes an epoch is rescanned (its completion may
- * admit the next). */
+/* Steps 3 and 7: complete and activate whatever the work list holds. */
 static void complete_and_activate(void)
 {
-    for (nbr_win_t *w = busy_head; w; w = w->busy_next) {
-        int again = 1;
-        while (again) {
-            again = 0;
-            for (nbr_epoch_t *e = w->q_head, *n; e; e = n) {
-                n = e->next;
-                if (e->closed && e->state == NBR_ES_READY && !e->nrec && try_complete(w, e))
-                    again = 1;
-            }
-            for (nbr_epoch_t *e = w->q_head; e; e = e->next) {
-                if (e->state != NBR_ES_DEFERRED)
-                    continue;
-                if (!may_activate(w, e))
-                    break;
-                activate(w, e);
-                again |= e->state == NBR_ES_READY && e->closed && !e->nrec;
-            }
-        }
+    nbr_epoch_t *e;
+    while ((e = work_head)) {
+        LIST_REMOVE(work_head, work_tail, e, wnext, wprev);
+        e->on_list = 0;
+        advance(e);
     }
 }
 
-/* Step 4: carry out the calls recorded while epochs were not ready (intra-node RMA). */
+/* Step 4: carry out the calls recorded while epochs were not ready (intra-node RMA). A flush
+ * waits for the oldest call toward its rank: it is done once that call's run leaves the list. */
+int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r); /* rma.c */
+
 static void step4_intranode_rma(void)
 {
-    for (nbr_win_t *w = busy_head; w; w = w->busy_next)
-        for (nbr_epoch_t *e = w->q_head; e; e = e->next)
-            if (e->state == NBR_ES_READY && e->nrec) {
-                replay(w, e);
-                if (!e->closed)
-                    nbr_epoch_set_direct(w, e, 1);
+    nbr_epoch_t *e;
+    while ((e = replay_head)) {
+        LIST_REMOVE(replay_head, replay_tail, e, wnext, wprev);
+        e->on_list = 0;
+        nbr_win_t *w = e->win;
+        nbr_rec_t *r = e->rec;
+        e->rec = NULL;
+        e->rec_tail = &e->rec;
+        unsigned long ops = w->epoch_ops; /* counted when recorded */
+        w->replaying = 1;
+        for (nbr_rec_t *n; r; r = n) {
+            int rc = nbr_rma_exec(w, r);
+            nbr_engine_stats.records_replayed++;
+            if (rc != MPI_SUCCESS && !e->err)
+                e->err = rc;
+            if (r->req) {
+                nbr_req_finish(r->req, rc);
+                nbr_req_release(r->req);
             }
-}
-
-/* Step 5 for one epoch: exposure grants (g_r >= A_i, 000 §VII-B) and fence barrier arrivals
- * turn an active epoch ready. */
-static int grant_by_notification(nbr_win_t *w, nbr_epoch_t *e)
-{
-    if (e->kind == NBR_EK_START) {
-        for (int i = 0; i < e->n; i++)
-            if (__atomic_load_n(&mine(w, e->group[i])->posted, __ATOMIC_ACQUIRE) < e->ids[i])
-                return 0;
-    } else if (e->kind == NBR_EK_FENCE) {
-        if (!fence_passed(w, e, e->fence_no))
-            return 0;
-        e->scan = 0; /* rescanned for the closing fence */
-    } else {
-        return 0;
-    }
-    make_ready(w, e);
-    return 1;
-}
-
-/* Step 6 for one epoch: one try at its lock (001 §2.3's two-level lock). */
-static int grant_lock(nbr_win_t *w, nbr_epoch_t *e)
-{
-    if (e->kind == NBR_EK_LOCK_ALL) {
-        if (!nbr_try_lock_all(w))
-            return 0;
-    } else if (e->kind == NBR_EK_LOCK) {
-        /* One origin's lock epochs toward one target are granted in opening order: with
-         * A_A_A_R a later shared lock granted first would keep out the earlier exclusive one,
-         * whose calls a flush of the later epoch then waits for forever. */
-        for (const nbr_epoch_t *p = w->q_head; p != e; p = p->next)
-            if (p->kind == NBR_EK_LOCK && p->target == e->target && p->state == NBR_ES_ACTIVE)
-                return 0;
-        nbr_target_t *t = &w->t[e->target];
-        if (e->lock_type == MPI_LOCK_SHARED) {
-            if (!nbr_try_lock_shared(t))
-                return 0;
-        } else {
-            if (e->lock_phase == 0 && nbr_try_lock_global_excl(w))
-                e->lock_phase = 1;
-            if (e->lock_phase == 0 || !nbr_try_lock_writer(t))
-                return 0;
+            e->nrec--;
+            if (r->is_run)
+                run_remove(w, r);
+            n = r->next;
+            rec_free(r);
         }
-    } else {
-        return 0;
+        w->replaying = 0;
+        w->epoch_ops = ops;
+        rec_list_remove(w, e);
+        if (e->closed)
+            push_work(e);
+        else
+            nbr_epoch_set_direct(w, e, 1);
     }
-    make_ready(w, e);
-    return 1;
 }
 
-static int step5_intranode_notifications(void)
+/* Poll one source: grant, count or complete what its word now allows. 1 if anything moved. */
+static int poll_source(nbr_source_t *s)
 {
+    nbr_win_t *w = s->w;
+    nbr_engine_stats.sources_polled++;
     int moved = 0;
-    for (nbr_win_t *w = busy_head; w; w = w->busy_next)
-        for (nbr_epoch_t *e = w->q_head; e; e = e->next)
-            if (e->state == NBR_ES_ACTIVE)
-                moved |= grant_by_notification(w, e);
+    switch (s->kind) {
+    case NBR_SRC_POSTS: { /* START grants: g_r >= A_i (000 §VII-B) */
+        nbr_peer_q_t *q = w->t[s->peer].q;
+        uint64_t g = __atomic_load_n(&w->t[w->rank].peer[s->peer].posted, __ATOMIC_ACQUIRE);
+        nbr_match_t *m;
+        while ((m = q->acc_cursor) && m->id <= g) {
+            m->granted = 1;
+            if (--m->ep->nwait == 0)
+                make_ready(w, m->ep);
+            while ((m = m->next) && m->granted) /* NOCHECK entries were granted at birth */
+                ;
+            q->acc_cursor = m;
+            moved = 1;
+        }
+        if (!q->acc_cursor)
+            source_unlink(s);
+        break;
+    }
+    case NBR_SRC_DONES: { /* POST completions: the origin's done ids reach X */
+        nbr_peer_q_t *q = w->t[s->peer].q;
+        uint64_t c = __atomic_load_n(&w->t[w->rank].peer[s->peer].completed, __ATOMIC_ACQUIRE);
+        nbr_match_t *m;
+        while ((m = q->exp_head) && m->id <= c) {
+            if (!(q->exp_head = m->next))
+                q->exp_tail = NULL;
+            if (--m->ep->nwait == 0 && m->ep->closed)
+                push_work(m->ep);
+            moved = 1;
+        }
+        if (!q->exp_head)
+            source_unlink(s);
+        break;
+    }
+    case NBR_SRC_LOCK:
+    case NBR_SRC_LOCK_ALL: { /* step 6: one try at the first waiting lock (001 §2.3) */
+        nbr_peer_q_t *q = s->kind == NBR_SRC_LOCK ? w->t[s->peer].q : NULL;
+        nbr_epoch_t **head = q ? &q->lock_head : &w->all_head;
+        nbr_epoch_t **tail = q ? &q->lock_tail : &w->all_tail;
+        nbr_epoch_t *e;
+        while ((e = *head) && try_lock(w, e)) {
+            if (!(*head = e->lnext))
+                *tail = NULL;
+            make_ready(w, e);
+            moved = 1;
+        }
+        if (!*head)
+            source_unlink(s);
+        break;
+    }
+    case NBR_SRC_FENCE: {
+        nbr_epoch_t *e = w->fence_wait;
+        uint64_t no = e->state == NBR_ES_ACTIVE ? e->fence_no : e->close_no;
+        if (!fence_passed(w, no))
+            break;
+        w->fence_wait = NULL;
+        source_unlink(s);
+        if (e->state == NBR_ES_ACTIVE)
+            make_ready(w, e);
+        else
+            push_work(e);
+        moved = 1;
+        break;
+    }
+    }
     return moved;
 }
 
-static int step6_locks(void)
+/* Steps 5 (intra-node notifications: posts, done ids, fence arrivals) and 6 (lock requests):
+ * one look at every word something waits on. */
+static int steps5_6_poll(void)
 {
     int moved = 0;
-    for (nbr_win_t *w = busy_head; w; w = w->busy_next)
-        for (nbr_epoch_t *e = w->q_head; e; e = e->next)
-            if (e->state == NBR_ES_ACTIVE)
-                moved |= grant_lock(w, e);
+    for (nbr_source_t *s = poll_head, *n; s; s = n) {
+        n = s->next; /* polling may unlink s (and only s) */
+        moved |= poll_source(s);
+    }
     return moved;
 }
-
-static void drop_idle_windows(void)
-{
-    for (nbr_win_t **p = &busy_head; *p;) {
-        nbr_win_t *w = *p;
-        if (!w->q_head && !w->flushes) {
-            w->busy = 0;
-            *p = w->busy_next;
-        } else {
-            p = &w->busy_next;
-        }
-    }
-}
-
-static void finish_queued(void);
 
 void nbr_progress(void)
 {
     NBR_ENTER();
-    if (busy_head && !in_engine) {
+    nbr_engine_stats.progress_calls++;
+    if (!in_engine && (work_head || replay_head || poll_head)) {
         in_engine = 1;
-        for (int sweep = 0; sweep < 2; sweep++) {
+        int moved;
+        do {
             step1_internode_completions();
             step2_internode_post();
             complete_and_activate(); /* step 3 */
             step4_intranode_rma();
-            int moved = step5_intranode_notifications();
-            moved |= step6_locks();
+            moved = steps5_6_poll(); /* steps 5 and 6 */
             complete_and_activate(); /* step 7 */
-            if (!moved)
-                break;
-            /* A grant in step 5 or 6 readies calls for step 4: one more sweep, not a later call. */
-        }
-        drop_idle_windows();
+            /* Until nothing moves: a grant readies calls for step 4, a completion admits the
+             * next epoch; one call carries every epoch as far as it can go. */
+        } while (moved || work_head || replay_head);
         in_engine = 0;
     }
-    finish_queued();
+    nbr_req_finish_queued();
+    if (type_free_head && !in_progress_thread) {
+        while (type_free_head) {
+            nbr_rec_t *r = type_free_head;
+            type_free_head = r->next;
+            rec_free(r);
+        }
+    }
     NBR_LEAVE();
 }
 
-/* After an epoch was opened or closed: when it is alone in its window's queue, its transitions
- * need no sweep (the predicate admits the first epoch of a queue): activate, one grant try,
- * complete, inline. This is the whole of a blocking lock/unlock on a free lock. Otherwise, or if
- * it is still waiting, a full engine sweep. */
+/* After an epoch was opened or closed (both put it on the work list): run the engine. When it
+ * has nothing else to do (the common case: a blocking lock/unlock on a free lock), this is one
+ * activation or completion. */
 void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (w->q_head == e && !e->next && !in_engine && !w->flushes) {
-        NBR_ENTER();
-        if (e->state == NBR_ES_DEFERRED)
-            activate(w, e);
-        if (e->state == NBR_ES_ACTIVE && !grant_lock(w, e))
-            grant_by_notification(w, e);
-        int done = 0;
-        if (e->state == NBR_ES_READY && !e->nrec)
-            done = !e->closed || try_complete(w, e);
-        NBR_LEAVE();
-        if (done)
-            return;
-    }
+    (void)w;
+    (void)e;
     nbr_progress();
 }
 
-/* ---- requests (000 §VII-C) ------------------------------------------------------------------- */
-
-static nbr_req_t *finish_head; /* completed by the progress thread, MPI_Grequest_complete due */
-
-nbr_req_t *nbr_req_new(void)
+void nbr_win_engine_detach(nbr_win_t *w)
 {
-    nbr_req_t *r = calloc(1, sizeof *r);
-    if (r) {
-        r->refs = 1;
-        r->greq = MPI_REQUEST_NULL;
+    source_unlink(&w->src_all);
+    source_unlink(&w->src_fence);
+    for (int r = 0; r < w->size; r++) {
+        nbr_peer_q_t *q = w->t[r].q;
+        if (!q)
+            continue;
+        source_unlink(&q->posts);
+        source_unlink(&q->dones);
+        source_unlink(&q->lock);
+        free(q);
+        w->t[r].q = NULL;
     }
-    return r;
-}
-
-void nbr_req_release(nbr_req_t *r)
-{
-    if (--r->refs == 0 && !r->is_static)
-        free(r);
-}
-
-/* The request of a blocking call: it is waited for before the call returns, so one request serves
- * every blocking call (libnbrma serves one application thread; the progress thread never makes
- * one). */
-nbr_req_t *nbr_req_blocking(void)
-{
-    static nbr_req_t r;
-    r = (nbr_req_t){.refs = 1, .greq = MPI_REQUEST_NULL, .is_static = 1};
-    return &r;
-}
-
-static int greq_query(void *extra, MPI_Status *st)
-{
-    nbr_req_t *r = extra;
-    PMPI_Status_set_elements(st, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    st->MPI_ERROR = r->err;
-    return r->err;
-}
-
-static int greq_free(void *extra)
-{
-    NBR_ENTER();
-    nbr_req_release(extra);
-    NBR_LEAVE();
-    return MPI_SUCCESS;
-}
-
-static int greq_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS; /* an epoch cannot be cancelled; it completes as usual */
-}
-
-/* The caller's reference passes to the generalized request (released by its free function). */
-int nbr_req_expose(nbr_req_t *r, MPI_Request *req)
-{
-    int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, r, req);
-    if (rc != MPI_SUCCESS) {
-        nbr_req_release(r);
-        return rc;
-    }
-    r->greq = *req;
-    if (r->done) {
-        r->greq = MPI_REQUEST_NULL;
-        PMPI_Grequest_complete(*req);
-    }
-    return MPI_SUCCESS;
-}
-
-void nbr_req_finish(nbr_req_t *r, int err)
-{
-    r->err = err;
-    r->done = 1;
-    if (r->greq == MPI_REQUEST_NULL)
-        return;
-    if (in_progress_thread) { /* the progress thread makes no MPI call: the next one does */
-        r->refs++;
-        r->next_finish = finish_head;
-        finish_head = r;
-        return;
-    }
-    MPI_Request g = r->greq;
-    r->greq = MPI_REQUEST_NULL;
-    PMPI_Grequest_complete(g);
-}
-
-static void finish_queued(void)
-{
-    if (in_progress_thread)
-        return;
-    while (type_free_head) {
-        nbr_rec_t *r = type_free_head;
-        type_free_head = r->next;
-        rec_free(r);
-    }
-    while (finish_head) {
-        nbr_req_t *r = finish_head;
-        finish_head = r->next_finish;
-        MPI_Request g = r->greq;
-        r->greq = MPI_REQUEST_NULL;
-        if (g != MPI_REQUEST_NULL)
-            PMPI_Grequest_complete(g);
-        nbr_req_release(r);
-    }
-}
-
-int nbr_req_wait(nbr_req_t *r)
-{
-    long spins = 0;
-    while (!r->done) {
-        nbr_progress();
-        if (r->done)
-            break;
-        if (++spins > nbr_spin) {
-            NBR_LEAVE(); /* let the progress thread in while we yield */
-            sched_yield();
-            NBR_ENTER();
-        }
-    }
-    return r->err;
-}
-
-/* ---- NBRMA_ASYNC_PROGRESS: a thread running the engine (passive progress) -------------------- */
-
-int nbr_async;
-static pthread_mutex_t big = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static pthread_t thread; /* runs until the process exits */
-
-void nbr_big_lock(void)
-{
-    pthread_mutex_lock(&big);
-}
-
-void nbr_big_unlock(void)
-{
-    pthread_mutex_unlock(&big);
-}
-
-static void *progress_thread(void *arg)
-{
-    (void)arg;
-    in_progress_thread = 1;
-    for (;;) {
-        pthread_mutex_lock(&big);
-        int idle = !busy_head;
-        if (!idle)
-            nbr_progress();
-        pthread_mutex_unlock(&big);
-        if (idle)
-            usleep(200);
-        else
-            sched_yield();
-    }
-    return NULL;
-}
-
-void nbr_progress_start(void)
-{
-    if (nbr_async)
-        return;
-    nbr_async = 1;
-    if (pthread_create(&thread, NULL, progress_thread, NULL) != 0)
-        nbr_async = 0;
 }

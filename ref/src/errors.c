@@ -3,8 +3,10 @@
  * handler. One dynamic code per class is created lazily and its string replaced per error
  * (MPI-3.1 §8.5 allows replacing an error string), so repeated errors allocate nothing.
  * MPICH 4.0.2 returns unrelated text for codes added to predefined classes; where a probe finds
- * that, the code is the class itself and the message goes to stderr instead. Either way
- * MPIX_Nbrma_last_error() returns it. */
+ * that, the code is the class itself. Either way MPIX_Nbrma_last_error() returns the message; it
+ * is printed only with NBRMA_VERBOSE=1, or when the handler is about to abort the job with a
+ * text that would not contain it. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,9 +15,10 @@
 #include "nbrma.h"
 
 #define NBR_NCLASS 128
+static pthread_mutex_t codes_mu = PTHREAD_MUTEX_INITIALIZER; /* errors come from any thread */
 static int codes[NBR_NCLASS];
 static int strings_work = -1; /* does MPI_Error_string return what we set? (probed once) */
-static char last[MPI_MAX_ERROR_STRING];
+static _Thread_local char last[MPI_MAX_ERROR_STRING];
 
 static int probe_strings(void)
 {
@@ -35,14 +38,10 @@ static int code_for(int cls, const char *msg)
     snprintf(last, sizeof last, "%s", msg);
     if (strings_work < 0)
         strings_work = probe_strings();
-    if (!strings_work || cls <= 0 || cls >= NBR_NCLASS) {
-        fprintf(stderr, "libnbrma: %s\n", msg);
-        return cls; /* the class alone still tells what went wrong */
-    }
-    if (!codes[cls] && PMPI_Add_error_code(cls, &codes[cls]) != MPI_SUCCESS) {
-        fprintf(stderr, "libnbrma: %s\n", msg);
+    if (!strings_work || cls <= 0 || cls >= NBR_NCLASS)
+        return cls; /* the class alone still tells what went wrong; the text is in `last` */
+    if (!codes[cls] && PMPI_Add_error_code(cls, &codes[cls]) != MPI_SUCCESS)
         return cls;
-    }
     PMPI_Add_error_string(codes[cls], (char *)msg);
     return codes[cls];
 }
@@ -62,22 +61,36 @@ static int format(char *buf, size_t len, const char *call, int rank, const char 
 }
 
 /* Format "CALL (rank R): message", make the code, raise it through the window's handler (win
- * not MPI_WIN_NULL) or the communicator's. */
+ * not MPI_WIN_NULL) or the communicator's. A recorded call carried out later (`deferred`) only
+ * makes its code: the error belongs to the request that completes it, whose wait raises it
+ * (progress.c). Nothing is printed unless NBRMA_VERBOSE asks: with MPI_ERRORS_RETURN the
+ * application decides what to say (MPIX_Nbrma_last_error gives the text). */
 static int raise_err(MPI_Win win, MPI_Comm comm, int rank, const char *call, int cls,
-                     const char *fmt, va_list ap)
+                     int deferred, const char *fmt, va_list ap)
 {
     char msg[MPI_MAX_ERROR_STRING];
     format(msg, sizeof msg, call, rank, fmt, ap);
-    if (nbr_in_progress_thread()) {
-        /* A recorded call failed at replay in the progress thread, which makes no MPI call: the
-         * class reaches the application through the epoch's closing request. */
-        snprintf(last, sizeof last, "%s", msg);
+    if (nbr_cfg.VERBOSE)
         fprintf(stderr, "libnbrma: %s\n", msg);
+    if (nbr_in_progress_thread()) {
+        /* The progress thread makes no MPI call: the class reaches the application through
+         * the epoch's closing request. */
+        snprintf(last, sizeof last, "%s", msg);
         return cls;
     }
+    pthread_mutex_lock(&codes_mu);
     int code = code_for(cls, msg);
-    if (nbr_cfg.VERBOSE && strings_work)
-        fprintf(stderr, "libnbrma: %s\n", msg);
+    pthread_mutex_unlock(&codes_mu);
+    if (deferred)
+        return code;
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if ((win != MPI_WIN_NULL ? PMPI_Win_get_errhandler(win, &eh)
+                             : PMPI_Comm_get_errhandler(comm, &eh)) == MPI_SUCCESS) {
+        if (!nbr_cfg.VERBOSE && !strings_work && eh == MPI_ERRORS_ARE_FATAL)
+            fprintf(stderr, "libnbrma: %s\n", msg); /* the abort message will not say it */
+        if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
+            PMPI_Errhandler_free(&eh);
+    }
     if (win != MPI_WIN_NULL)
         PMPI_Win_call_errhandler(win, code);
     else
@@ -85,11 +98,21 @@ static int raise_err(MPI_Win win, MPI_Comm comm, int rank, const char *call, int
     return code;
 }
 
+int nbr_err_raise(MPI_Win win, int code)
+{
+    nbr_win_t *w = win != MPI_WIN_NULL ? nbr_win_find(win) : NULL;
+    if (w)
+        PMPI_Win_call_errhandler(win, code);
+    else
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
+    return code;
+}
+
 int nbr_err(nbr_win_t *w, const char *call, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int code = raise_err(w->handle, MPI_COMM_NULL, w->rank, call, cls, fmt, ap);
+    int code = raise_err(w->handle, MPI_COMM_NULL, w->rank, call, cls, w->replaying, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -100,7 +123,7 @@ int nbr_err_comm(MPI_Comm comm, const char *call, int cls, const char *fmt, ...)
     PMPI_Comm_rank(comm, &rank);
     va_list ap;
     va_start(ap, fmt);
-    int code = raise_err(MPI_WIN_NULL, comm, rank, call, cls, fmt, ap);
+    int code = raise_err(MPI_WIN_NULL, comm, rank, call, cls, 0, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -111,7 +134,7 @@ int nbr_err_vendor_win(MPI_Win win, const char *call, int cls, const char *fmt, 
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     va_list ap;
     va_start(ap, fmt);
-    int code = raise_err(win, MPI_COMM_WORLD, rank, call, cls, fmt, ap);
+    int code = raise_err(win, MPI_COMM_WORLD, rank, call, cls, 0, fmt, ap);
     va_end(ap);
     return code;
 }

@@ -80,7 +80,7 @@ void nbr_acc_lock(nbr_target_t *t, int me)
     while (!__atomic_compare_exchange_n(&t->ctl->acc, &zero, want, 0, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
         zero = 0;
-        if (++spins > nbr_spin)
+        if (++spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED))
             sched_yield();
     }
 }

@@ -20,17 +20,22 @@
 #define NBR_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define NBR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define NBR_CACHELINE   64
+/* Thread-local variables of the fast path: the static TLS block (libnbrma is linked or
+ * preloaded, never dlopen'ed late), so an access is one %fs-relative load. */
+#define NBR_TLS_MODEL __attribute__((tls_model("initial-exec")))
+/* MPI_Aint holds an address: the largest one (MPI defines no such constant). */
+_Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized");
+#define NBR_AINT_MAX ((MPI_Aint)INTPTR_MAX)
 
 /* Settings (env.c): one X-macro table, NAME, type, default, help. */
 // clang-format off
 #define NBR_SETTINGS(X)                                                                      \
     X(IMPL, str, "ref", "who serves windows: ref (libnbrma) or vendor (forward to the MPI library)") \
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
-    X(MAX_ATTACH, int, 64, "regions a rank may attach at once to one dynamic window")             \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \
     X(ASYNC_PROGRESS, int, 0, "1: a progress thread advances deferred epochs while the application computes (paper 000 §VII-D)") \
-    X(VERBOSE, int, 0, "1: print window creation and errors on stderr")
+    X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
 
 typedef struct {
@@ -74,9 +79,34 @@ typedef struct {
                                                 lock holders (high 32), 001 §2.3's global lock */
     _Alignas(NBR_CACHELINE) uint64_t fence;  /* fences this rank reached with its preceding
                                                 epoch complete (monotonic; barrier of 000 rule 5) */
-    _Alignas(NBR_CACHELINE) int32_t nregions; /* dynamic windows: regions[] in use */
-    /* followed by: nbr_region_t regions[max_attach]; nbr_peer_ctr_t peer[size] */
+    /* Dynamic windows: where the owner's sorted region table is (win.c), under a sequence
+     * number that is odd while it changes. */
+    _Alignas(NBR_CACHELINE) uint64_t reg_seq;
+    uint64_t reg_addr, reg_n;
+    /* followed by: nbr_peer_ctr_t peer[size] */
 } nbr_ctl_t;
+
+/* The cache line before a control block (arena.c): it survives the block's reuse. inc counts the
+ * windows the block has served; freed is the last of them that reached MPI_Win_free — a peer
+ * waiting for "freed >= my window's inc" is never fooled by a block reused meanwhile. */
+typedef struct {
+    _Alignas(NBR_CACHELINE) uint64_t inc;
+    uint64_t freed;
+} nbr_ctl_hdr_t;
+static inline nbr_ctl_hdr_t *nbr_ctl_hdr(nbr_ctl_t *c)
+{
+    return (nbr_ctl_hdr_t *)((char *)c - NBR_CACHELINE);
+}
+
+/* Control-block memory (arena.c): node-shared, named by (chunk, offset) across processes. */
+typedef struct {
+    uint32_t chunk;
+    uint64_t off;
+} nbr_arena_ref_t;
+void *nbr_arena_alloc(size_t bytes, nbr_arena_ref_t *ref);
+void nbr_arena_free(void *p, size_t bytes);
+void *nbr_arena_map(int pid, nbr_arena_ref_t ref);
+void nbr_arena_finalize(void); /* MPI_Finalize: unlink this process's chunks */
 
 /* ---- epochs (epoch.c; paper 000 §VI and §VII) ------------------------------------------------ */
 
@@ -86,6 +116,9 @@ enum { NBR_EK_FENCE = 1, NBR_EK_START, NBR_EK_POST, NBR_EK_LOCK, NBR_EK_LOCK_ALL
  * (granted: RMA calls go to memory) -> done (completion conditions met, notifications sent). */
 enum { NBR_ES_DEFERRED = 0, NBR_ES_ACTIVE, NBR_ES_READY, NBR_ES_DONE };
 enum { NBR_SIDE_ACCESS = 1, NBR_SIDE_EXPOSURE = 2 };
+/* Classes of closed epochs for the activation predicate: which reorder flag can let a later
+ * epoch pass an earlier one (collective epochs — fence, lock_all — never let anything pass). */
+enum { NBR_CL_ACCESS = 0, NBR_CL_EXPOSURE, NBR_CL_COLL, NBR_NCLASS };
 /* Reorder flags of 000 §VI-B, per window. */
 enum {
     NBR_AAAR = 1u << 0, /* access after access */
@@ -94,61 +127,105 @@ enum {
     NBR_EAAR = 1u << 3, /* exposure after access */
 };
 
-/* The internal request of an epoch closing or a flush (000 §VII-C). A blocking call waits on it
- * directly; a nonblocking one also gets a generalized request completed from it. refs: the
- * engine's and the generalized request's (freed by whichever lets go last). */
+/* The internal request of an epoch opening or closing, a flush or a recorded R-variant call
+ * (000 §VII-C). A blocking call waits on it directly; a nonblocking one also gets a generalized
+ * request completed from it. refs: the engine's and the generalized request's (freed by
+ * whichever lets go last). `win` names the window whose error handler its error goes through. */
 typedef struct nbr_req {
-    volatile int done;
+    int done; /* atomic: set by whichever thread runs the engine */
     int err;
     int refs;
-    int is_static; /* the blocking calls' request (nbr_req_blocking): never freed */
-    MPI_Request greq;
+    int is_static; /* a thread's blocking-call request (nbr_req_blocking): never freed */
+    MPI_Request greq;     /* to complete (MPI_REQUEST_NULL once completed) */
+    MPI_Request greq_key; /* the handle it was registered under (request.c) */
+    MPI_Win win;
     struct nbr_req *next_finish; /* queued for MPI_Grequest_complete (progress thread) */
 } nbr_req_t;
 
+struct nbr_epoch;
+
 /* An RMA call of an epoch that is not ready yet, recorded with its arguments and replayed on
  * activation (000 §VII-A). Buffers are the application's (unsafe until completion, rule 2);
- * derived datatypes are duplicated so the application may free its handles. */
+ * derived datatypes are duplicated so the application may free its handles. The first recorded
+ * call of an epoch toward a rank is that epoch's *run* toward the rank: runs sit in the rank's
+ * list in age order, so the oldest call still pending toward a rank is its first run's. */
 enum { NBR_RC_PUT = 1, NBR_RC_GET, NBR_RC_ACC, NBR_RC_GACC, NBR_RC_FOP, NBR_RC_CAS };
 typedef struct nbr_rec {
     struct nbr_rec *next;
+    struct nbr_rec *run_prev, *run_next; /* runs only: the target's run list */
+    struct nbr_epoch *ep;                /* runs only: the epoch */
     int kind, rank;
     const void *obuf, *cbuf;
     void *rbuf;
     int ocount, rcount, tcount;
     MPI_Datatype ot, rt, tt;
-    unsigned char dup_ot, dup_rt, dup_tt;
+    unsigned char dup_ot, dup_rt, dup_tt, is_run;
     MPI_Aint disp;
     MPI_Op op;
     const char *call;
-    uint64_t age;   /* 000 §VII-C: flushes count down the calls older than themselves */
+    uint64_t age;   /* 000 §VII-C: a flush waits for the calls no younger than itself */
     nbr_req_t *req; /* R-variants: completed at replay */
 } nbr_rec_t;
 
+/* One entry of a PSCW epoch toward one peer (000 §VII-B): its id, queued in the peer's FIFO in
+ * id order. START: granted once the peer's posts reach the id; its done notification goes out
+ * when every earlier entry toward that peer has sent its own (ids must arrive in order). POST:
+ * complete once the origin's done notifications reach the id. */
+typedef struct nbr_match {
+    struct nbr_match *next;
+    struct nbr_epoch *ep;
+    uint64_t id;
+    unsigned char granted, notify;
+} nbr_match_t;
+
 typedef struct nbr_epoch {
-    struct nbr_epoch *next; /* the window's queue, in opening order */
-    int kind, state, side, closed, assert;
+    struct nbr_epoch *next, *prev;   /* the window's queue, in opening order */
+    struct nbr_epoch *cnext, *cprev; /* closed and not done: its class's list, in closing order */
+    struct nbr_epoch *wnext, *wprev; /* the engine's work or replay list */
+    struct nbr_epoch *lnext;         /* LOCK / LOCK_ALL: the FIFO of epochs waiting for the lock */
+    struct nbr_epoch *rnext, *rprev; /* epochs holding recorded calls, by first recorded age */
+    struct nbr_win *win;
+    int kind, state, side, cls, closed, assert;
+    unsigned char on_list, on_closed, on_rec, notify_marked;
     uint64_t open_seq, close_seq; /* window events: was an earlier epoch closed before I opened? */
     int *group, n;                /* START: targets; POST: origins */
-    uint64_t *ids;                /* START: access ids A_i; POST: exposure ids (000 §VII-B) */
+    nbr_match_t *m;               /* START, POST: one entry per group member */
+    int nwait;                    /* START: posts still missing; POST: done notifications */
+    int nnotify;                  /* START: done notifications not yet written */
     int target, lock_type, lock_phase; /* LOCK */
     uint64_t fence_no, close_no;       /* FENCE: fence call that opened / closes it (0: none) */
-    int scan;                          /* FENCE: peers already seen at the barrier */
     nbr_rec_t *rec, **rec_tail;
     long nrec;
-    nbr_req_t *close_req;
+    uint64_t first_age; /* age of its first recorded call */
+    nbr_req_t *close_req, *open_req; /* open_req: LOCK, LOCK_ALL: completes at the grant */
     int err;
 } nbr_epoch_t;
 
-/* A pending nonblocking or blocking flush: completes when `count` recorded calls toward `rank`
- * (or any, NBR_FLUSH_ALL) no younger than `age` have been carried out. */
+/* A flush waiting for recorded calls no younger than `age` toward its rank (or any). */
 typedef struct nbr_flush {
     struct nbr_flush *next;
-    int rank;
     uint64_t age;
-    long count;
     nbr_req_t *req;
 } nbr_flush_t;
+
+/* Something the engine polls: a word another process writes that an active epoch waits on. */
+enum { NBR_SRC_POSTS = 1, NBR_SRC_DONES, NBR_SRC_LOCK, NBR_SRC_LOCK_ALL, NBR_SRC_FENCE };
+typedef struct nbr_source {
+    struct nbr_source *next, *prev; /* the engine's poll list */
+    struct nbr_win *w;
+    int kind, peer, linked;
+} nbr_source_t;
+
+/* Engine state of one peer of a window, allocated on first use (idle peers cost a pointer). */
+typedef struct nbr_peer_q {
+    nbr_match_t *acc_head, *acc_tail, *acc_cursor; /* START entries toward it; cursor: 1st not
+                                                       granted */
+    nbr_match_t *exp_head, *exp_tail;              /* POST entries toward it (as origin) */
+    nbr_epoch_t *lock_head, *lock_tail;            /* LOCK epochs waiting for its lock */
+    nbr_rec_t *run_head, *run_tail;                /* recorded calls toward it, one run/epoch */
+    nbr_flush_t *fl_head, *fl_tail;                /* flushes toward it, by age */
+    nbr_source_t posts, dones, lock;
+} nbr_peer_q_t;
 
 /* ---- windows --------------------------------------------------------------------------------- */
 
@@ -159,20 +236,24 @@ typedef struct nbr_target {
     int disp_unit;
     pid_t pid;
     nbr_ctl_t *ctl;
-    nbr_region_t *regions;
+    uint64_t inc;            /* its control block's incarnation for this window */
     nbr_peer_ctr_t *peer;    /* the target's per-peer counters */
+    nbr_region_t *rcache;    /* dynamic: a copy of its region table ... */
+    int rcache_n, rcache_cap, rcache_valid;
+    uint64_t rcache_seq;     /* ... as of this sequence number */
     uint64_t a;              /* access epochs activated toward it (PSCW; 000 §VII-B's a_l) */
     uint64_t e;              /* exposure epochs activated toward it as origin (e_l) */
     unsigned char direct;    /* an open, ready epoch covers it: RMA calls go straight to memory */
     unsigned char in_access; /* member of the open PSCW access group */
     nbr_epoch_t *lock_ep;    /* the open lock epoch toward it */
+    nbr_peer_q_t *q;         /* engine state toward it (NULL until first needed) */
 } nbr_target_t;
 
 typedef struct nbr_win {
-    MPI_Win handle; /* what the application holds */
-    MPI_Win ctl_win;
-    MPI_Comm comm; /* private duplicate for our own collectives */
+    MPI_Win handle;  /* what the application holds (a vendor window) */
+    MPI_Group group; /* the window's group (PSCW groups translate into it) */
     int rank, size, flavor;
+    int cma; /* peers reach my memory with CMA (create, dynamic) */
     void *base;
     MPI_Aint bytes;
     int disp_unit;
@@ -189,20 +270,34 @@ typedef struct nbr_win {
     int replaying;           /* carrying out recorded calls: their epoch is ready */
     int want_req;            /* an R-variant is running: a recorded call gets a request */
     nbr_req_t *got_req;      /* ... and here it is */
-    /* Internal lifetimes: every epoch not yet done, in opening order (000 §VII-A). */
-    nbr_epoch_t *q_head, **q_tail;
+    /* Internal lifetimes: every epoch not yet done, in opening order (000 §VII-A). Deferred
+     * epochs are a suffix of the queue (activation is in order, rule 4): `frontier` is its first.
+     * closed[c]: the closed, not yet done epochs of class c in closing order — the activation
+     * predicate only looks at their heads, so it costs O(1) however many epochs wait. */
+    nbr_epoch_t *q_head, *q_tail, *frontier;
+    nbr_epoch_t *closed_head[NBR_NCLASS], *closed_tail[NBR_NCLASS];
     int ndeferred, npending;
-    struct nbr_win *busy_next; /* windows with pending epochs or flushes, for the engine */
-    int busy;
-    nbr_flush_t *flushes;
+    nbr_epoch_t *all_head, *all_tail; /* LOCK_ALL epochs waiting for the global lock */
+    nbr_epoch_t *fence_wait;          /* the fence epoch waiting at a barrier ... */
+    uint64_t fence_wait_no;           /* ... for this fence number */
+    int fence_scan;                   /* peers already seen there */
+    nbr_source_t src_all, src_fence;
+    nbr_epoch_t *rec_head, *rec_tail;  /* epochs holding recorded calls, by first age */
+    nbr_flush_t *fla_head, *fla_tail;  /* flush_all requests waiting, by age */
+    int nflushes;                      /* flush requests waiting */
     nbr_epoch_t *ep_free; /* recycled epoch objects */
     uint64_t seq;         /* epoch open/close events */
     uint64_t age;         /* recorded RMA calls */
     uint64_t fence_calls; /* fence calls so far (collective: equal on every rank) */
     int excl_global;      /* exclusive locks registered in the global word (001 §2.3) */
     unsigned flags;       /* NBR_AAAR... */
-    int max_attach;
+    nbr_region_t *regs;   /* dynamic: my attached regions, sorted by base, disjoint */
+    int nregs, rcap;
+    void **zregs; /* dynamic: zero-size regions (cover nothing; detachable) */
+    int nzregs, zcap;
     int named; /* the application set a name (MPI_Win_set_name) */
+    void *ctl_block; /* my control block with its header (arena.c) */
+    size_t ctl_size;
     void *sym; /* symmetric allocation (symheap.c): rank r's memory at sym + r * sym_stride */
     size_t sym_stride, sym_total;
 } nbr_win_t;
@@ -212,15 +307,24 @@ extern long nbr_spin;    /* polls before a wait yields (NBRMA_SPIN, or chosen pe
 extern int nbr_nwins;    /* live ref windows (progress only runs when > 0) */
 
 nbr_win_t *nbr_win_lookup_slow(MPI_Win win);
-extern MPI_Win nbr_win_last_handle;
-extern nbr_win_t *nbr_win_last;
-/* The window a handle names, or NULL for a vendor window. One compare on the fast path. */
+/* Each thread remembers its last lookup; freeing any window bumps nbr_win_gen, which makes every
+ * thread's memory stale (a new window may get a freed one's handle). */
+extern uint64_t nbr_win_gen;
+extern _Thread_local MPI_Win nbr_tl_handle NBR_TLS_MODEL;
+extern _Thread_local nbr_win_t *nbr_tl_win NBR_TLS_MODEL;
+extern _Thread_local uint64_t nbr_tl_gen NBR_TLS_MODEL;
+/* The window a handle names, or NULL for a vendor window. Two compares on the fast path. */
 static inline nbr_win_t *nbr_win_find(MPI_Win win)
 {
-    if (NBR_LIKELY(win == nbr_win_last_handle && nbr_win_last))
-        return nbr_win_last;
+    if (NBR_LIKELY(win == nbr_tl_handle &&
+                   nbr_tl_gen == __atomic_load_n(&nbr_win_gen, __ATOMIC_RELAXED)))
+        return nbr_tl_win;
     return nbr_win_lookup_slow(win);
 }
+/* Dynamic windows: are bytes [lo, hi) (absolute addresses at `rank`) attached? MPI_SUCCESS,
+ * MPI_ERR_RMA_RANGE, or another code when rank's table could not be read. */
+int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi);
+int nbr_cma_windows(void); /* live windows whose peers use CMA (PR_SET_PTRACER set while > 0) */
 
 /* ---- errors (errors.c) ----------------------------------------------------------------------- */
 
@@ -234,6 +338,9 @@ int nbr_err_comm(MPI_Comm comm, const char *call, int cls, const char *fmt, ...)
 /* Same for a window the vendor serves (MPIX_ calls that need a ref window). */
 int nbr_err_vendor_win(MPI_Win win, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Raise an error code that already exists (a replayed call's, reaching MPI_Wait) through the
+ * handler of the window `win` names, or MPI_COMM_WORLD's once that window is gone. */
+int nbr_err_raise(MPI_Win win, int code);
 
 /* ---- waiting and progress (progress.c) ------------------------------------------------------- */
 
@@ -242,6 +349,9 @@ int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
 /* A request already complete (R-variants, epoch openings): a generalized request. */
 int nbr_req_done(MPI_Request *req);
+/* One step of a wait loop: yield the CPU after `spins` polls, releasing the big lock meanwhile
+ * so other threads (the progress thread among them) get in. */
+void nbr_wait_step(long *spins);
 
 /* ---- synchronization (sync.c) and the engine (epoch.c) --------------------------------------- */
 
@@ -259,46 +369,86 @@ void nbr_unlock_writer(nbr_win_t *w, nbr_target_t *t);
 void nbr_unlock_all_word(nbr_win_t *w);
 
 nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind);
+void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e); /* never enqueued */
+/* Allocate the per-peer engine state an epoch will need (LOCK: its target; START, POST: its
+ * group), so that activating it later cannot fail. MPI_ERR_NO_MEM on failure. */
+int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e);
 void nbr_epoch_enqueue(nbr_win_t *w, nbr_epoch_t *e);
+void nbr_win_engine_init(nbr_win_t *w); /* at creation */
 /* Close e at application level; its completion will finish `req` (may be NULL). */
 void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req);
+/* Drop an epoch that carried nothing (a fence epoch another kind of epoch replaces). */
+void nbr_epoch_drop(nbr_win_t *w, nbr_epoch_t *e);
 void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on);
-int nbr_post_completed(nbr_win_t *w, nbr_epoch_t *e); /* every origin closed its access */
-void nbr_epoch_finish(nbr_win_t *w, nbr_epoch_t *e);  /* done: notify, complete, free */
 void nbr_epoch_pool_free(nbr_win_t *w);
-/* Advance a just opened or closed epoch (inline when alone in its queue, else a sweep). */
+/* Advance a just opened or closed epoch, then run the engine. */
 void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e);
+/* The reorder flags changed: the first deferred epoch may now pass. */
+void nbr_win_flags_changed(nbr_win_t *w);
 /* Record an RMA call into the open epoch covering `rank` (not ready yet). */
 int nbr_record(nbr_win_t *w, const nbr_rec_t *r);
 /* The open epoch covering target `rank`, or NULL. */
 nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank);
-long nbr_pending_calls(nbr_win_t *w, int rank); /* recorded calls toward rank (or ALL) */
-void nbr_flush_add(nbr_win_t *w, nbr_flush_t *f);
-void nbr_win_busy(nbr_win_t *w);
-void nbr_win_unbusy(nbr_win_t *w);
+/* A flush toward `rank` (or NBR_FLUSH_ALL): NULL when nothing recorded is older (complete at
+ * once), else the request that completes when those calls are carried out (rc on failure). */
+nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc);
+long nbr_pending_calls(nbr_win_t *w, int rank); /* recorded calls toward rank (tests; O(n)) */
+/* Leave the engine's lists: nothing of the window is pending (MPI_Win_free). */
+void nbr_win_engine_detach(nbr_win_t *w);
+/* Engine work counters (tests check that per-call work does not grow with queue length). */
+typedef struct {
+    unsigned long progress_calls, epochs_advanced, sources_polled, records_replayed;
+} nbr_engine_stats_t;
+extern nbr_engine_stats_t nbr_engine_stats;
 
-/* Requests: internal (blocking) or with a generalized request (nonblocking). */
-nbr_req_t *nbr_req_new(void);
-nbr_req_t *nbr_req_blocking(void);
+/* Requests: internal (blocking) or with a generalized request (nonblocking). References are
+ * atomic: the MPI library drops the generalized request's from any thread. */
+static inline void nbr_req_ref(nbr_req_t *r)
+{
+    __atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+}
+nbr_req_t *nbr_req_new(nbr_win_t *w);
+nbr_req_t *nbr_req_blocking(nbr_win_t *w);
 int nbr_req_expose(nbr_req_t *r, MPI_Request *req); /* create the generalized request */
 void nbr_req_finish(nbr_req_t *r, int err);         /* complete (engine side) */
 void nbr_req_release(nbr_req_t *r);                 /* drop the engine's reference */
 int nbr_req_wait(nbr_req_t *r);                     /* progress until done; returns its error */
-void nbr_progress_start(void);                      /* NBRMA_ASYNC_PROGRESS thread */
-/* With NBRMA_ASYNC_PROGRESS the engine runs in a second thread: every entry point that touches
- * window state holds the big lock (no cost otherwise: one predictable branch). */
-extern int nbr_async;
+/* The request behind an MPI_Request handle that libnbrma exposed, with a reference taken
+ * (release with nbr_req_release), or NULL for any other request. */
+nbr_req_t *nbr_req_lookup(MPI_Request h);
+void nbr_req_finish_queued(void); /* MPI_Grequest_complete what the progress thread finished */
+int nbr_req_registered(void);     /* exposed requests not freed yet (their errors are routed) */
+int nbr_engine_busy(void);        /* the engine has epochs to advance or words to poll */
+void nbr_mark_progress_thread(void);
+void nbr_progress_start(void);    /* NBRMA_ASYNC_PROGRESS thread */
+
+/* Thread safety. With MPI_THREAD_MULTIPLE or the progress thread, every entry point that touches
+ * libnbrma state holds the big lock (a mutex with a per-thread depth, so waits can release it
+ * whole); otherwise the lock is one predictable branch. */
+extern int nbr_locking;
+extern int nbr_thread_level; /* what the MPI library provided at initialization */
 int nbr_in_progress_thread(void); /* the caller is the progress thread: no MPI call allowed */
 void nbr_big_lock(void);
 void nbr_big_unlock(void);
+/* Around a blocking call of the MPI library (a collective: window creation and free): the big
+ * lock let go whole, so another thread's collective that the peers need can run meanwhile. */
+int nbr_big_release(void);
+void nbr_big_reacquire(int depth);
+#define NBR_UNLOCKED(call)                                                                         \
+    ({                                                                                             \
+        int d_ = nbr_big_release();                                                                \
+        int r_ = (call);                                                                           \
+        nbr_big_reacquire(d_);                                                                     \
+        r_;                                                                                        \
+    })
 #define NBR_ENTER()                                                                                \
     do {                                                                                           \
-        if (NBR_UNLIKELY(nbr_async))                                                               \
+        if (NBR_UNLIKELY(nbr_locking))                                                             \
             nbr_big_lock();                                                                        \
     } while (0)
 #define NBR_LEAVE()                                                                                \
     do {                                                                                           \
-        if (NBR_UNLIKELY(nbr_async))                                                               \
+        if (NBR_UNLIKELY(nbr_locking))                                                             \
             nbr_big_unlock();                                                                      \
     } while (0)
 

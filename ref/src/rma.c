@@ -52,17 +52,13 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         if (*defer) /* the target may attach before it exposes: checked when carried out */
             return *off = b, MPI_SUCCESS;
-        const nbr_region_t *reg = t->regions;
-        int n = __atomic_load_n(&t->ctl->nregions, __ATOMIC_ACQUIRE);
-        for (int i = 0; i < n; i++)
-            if (b + lo >= reg[i].base && b + hi <= reg[i].base + reg[i].size) {
-                *off = b;
-                return MPI_SUCCESS;
-            }
-        if (hi == lo)
+        int rc = nbr_region_check(w, rank, b + lo, b + hi);
+        if (rc == MPI_SUCCESS)
             return *off = b, MPI_SUCCESS;
+        if (rc != MPI_ERR_RMA_RANGE)
+            return nbr_err(w, call, rc, "rank %d's region table could not be read", rank);
         return nbr_err(w, call, MPI_ERR_RMA_RANGE,
-                       "address 0x%lx..0x%lx is not inside a region rank %d attached",
+                       "address 0x%lx..0x%lx is not inside a region (or regions attached back to back) of rank %d",
                        (unsigned long)(b + lo), (unsigned long)(b + hi), rank);
     }
     if (NBR_UNLIKELY(b + lo < 0 || b + hi > t->size) && hi > lo)
@@ -78,7 +74,7 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
  * call is carried out. */
 static int record(nbr_win_t *w, nbr_rec_t *r)
 {
-    if (w->want_req && !(r->req = w->got_req = nbr_req_new()))
+    if (w->want_req && !(r->req = w->got_req = nbr_req_new(w)))
         return nbr_err(w, r->call, MPI_ERR_NO_MEM, "out of memory for a request");
     int rc = nbr_record(w, r);
     if (rc != MPI_SUCCESS && w->got_req) {
@@ -453,7 +449,7 @@ NBR_API int MPI_Put(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI
     nbr_win_t *w = nbr_win_find(win);
     if (!w)
         return PMPI_Put(obuf, ocount, ot, rank, disp, tcount, tt, win);
-    if (NBR_LIKELY(!nbr_async &&
+    if (NBR_LIKELY(!nbr_locking &&
                    put_get_fast(w, 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt)))
         return MPI_SUCCESS;
     NBR_ENTER();
@@ -468,7 +464,7 @@ NBR_API int MPI_Get(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint 
     nbr_win_t *w = nbr_win_find(win);
     if (!w)
         return PMPI_Get(obuf, ocount, ot, rank, disp, tcount, tt, win);
-    if (NBR_LIKELY(!nbr_async && put_get_fast(w, 0, obuf, ocount, ot, rank, disp, tcount, tt)))
+    if (NBR_LIKELY(!nbr_locking && put_get_fast(w, 0, obuf, ocount, ot, rank, disp, tcount, tt)))
         return MPI_SUCCESS;
     NBR_ENTER();
     int rc = put_get("MPI_Get", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);

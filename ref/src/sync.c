@@ -15,23 +15,20 @@
 
 int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n)
 {
-    MPI_Group wg;
-    int rc = PMPI_Comm_group(w->comm, &wg);
+    MPI_Group wg = w->group;
+    int rc = PMPI_Group_size(g, n);
     if (rc != MPI_SUCCESS)
         return rc;
-    PMPI_Group_size(g, n);
     int *in = malloc((size_t)*n * sizeof *in + 1), *out = malloc((size_t)*n * sizeof *out + 1);
     if (!in || !out) {
         free(in);
         free(out);
-        PMPI_Group_free(&wg);
         return MPI_ERR_NO_MEM;
     }
     for (int i = 0; i < *n; i++)
         in[i] = i;
     rc = *n ? PMPI_Group_translate_ranks(g, *n, in, wg, out) : MPI_SUCCESS;
     free(in);
-    PMPI_Group_free(&wg);
     for (int i = 0; rc == MPI_SUCCESS && i < *n; i++)
         if (out[i] == MPI_UNDEFINED)
             rc = MPI_ERR_GROUP;
@@ -58,7 +55,7 @@ static int conclude(nbr_req_t *r, MPI_Request *req)
 
 static nbr_req_t *new_req(nbr_win_t *w, const char *call, int *rc, const MPI_Request *req)
 {
-    nbr_req_t *r = req ? nbr_req_new() : nbr_req_blocking();
+    nbr_req_t *r = req ? nbr_req_new(w) : nbr_req_blocking(w);
     *rc = r ? MPI_SUCCESS : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a request");
     return r;
 }
@@ -78,8 +75,7 @@ static int fence_yield(nbr_win_t *w, const char *call)
                        "epoch follows)",
                        w->epoch_ops);
     w->fence_ep = NULL;
-    nbr_epoch_close(w, e, NULL);
-    nbr_epoch_finish(w, e);
+    nbr_epoch_drop(w, e);
     return MPI_SUCCESS;
 }
 
@@ -100,7 +96,8 @@ static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
     if (!(assert & MPI_MODE_NOSUCCEED) && !(next = nbr_epoch_new(w, NBR_EK_FENCE)))
         return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
     if (w->fence_ep && !(r = new_req(w, call, &rc, req))) {
-        free(next);
+        if (next)
+            nbr_epoch_free(w, next);
         return rc;
     }
     uint64_t no = ++w->fence_calls; /* collective: the same number on every rank */
@@ -130,14 +127,13 @@ static nbr_epoch_t *group_epoch(nbr_win_t *w, const char *call, int kind, MPI_Gr
         return NULL;
     }
     if (group == MPI_GROUP_NULL || nbr_group_ranks(w, group, &e->group, &e->n) != MPI_SUCCESS) {
-        free(e);
+        nbr_epoch_free(w, e);
         *rc = nbr_err(w, call, MPI_ERR_GROUP, "the group is not a group of the window's ranks");
         return NULL;
     }
-    e->ids = calloc((size_t)e->n + 1, sizeof *e->ids);
-    if (!e->ids) {
-        free(e->group);
-        free(e);
+    e->m = calloc((size_t)e->n + 1, sizeof *e->m);
+    if (!e->m || nbr_epoch_peers(w, e) != MPI_SUCCESS) {
+        nbr_epoch_free(w, e);
         *rc = nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
         return NULL;
     }
@@ -225,7 +221,7 @@ static int win_test(nbr_win_t *w, int *flag)
         return nbr_err(w, "MPI_Win_test", MPI_ERR_RMA_SYNC,
                        "no exposure epoch of MPI_Win_post is open");
     nbr_progress();
-    *flag = e->state == NBR_ES_READY && nbr_post_completed(w, e);
+    *flag = e->state == NBR_ES_READY && e->nwait == 0;
     if (*flag) {
         w->post_ep = NULL;
         nbr_epoch_close(w, e, NULL);
@@ -242,6 +238,44 @@ static int check_rank(nbr_win_t *w, const char *call, int rank)
         return nbr_err(w, call, MPI_ERR_RANK, "rank %d is not in the window's group of %d", rank,
                        w->size);
     return MPI_SUCCESS;
+}
+
+/* MPI-3.1 §11.5.3: a lock on memory the caller can load/store — its own rank, or any rank of a
+ * window whose memory MPI_Win_shared_query exposes (allocate_shared, and allocate, which ref
+ * places in node-shared memory) — must be held when MPI_Win_lock returns, or load/store inside
+ * the epoch would race with other holders. Elsewhere the grant may come lazily, with the first
+ * RMA call or the unlock (paper 000 §VII-C's opening calls that return at once). */
+static int lock_must_hold(const nbr_win_t *w, int rank)
+{
+    return rank == w->rank || w->flavor == MPI_WIN_FLAVOR_SHARED ||
+           w->flavor == MPI_WIN_FLAVOR_ALLOCATE;
+}
+
+/* Open a LOCK or LOCK_ALL epoch. A nonblocking call's request, and a blocking call that must
+ * hold the lock, complete at the grant (docs/nonblocking.md: where we differ from 000). */
+static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int hold,
+                           MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    nbr_req_t *o = NULL;
+    if (nbr_epoch_peers(w, e) != MPI_SUCCESS ||
+        ((req || hold) && !(o = new_req(w, call, &rc, req)))) {
+        nbr_epoch_free(w, e);
+        return rc != MPI_SUCCESS ? rc : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory");
+    }
+    if (o) {
+        nbr_req_ref(o); /* the epoch's, dropped at the grant */
+        e->open_req = o;
+    }
+    nbr_epoch_enqueue(w, e);
+    if (e->kind == NBR_EK_LOCK) {
+        w->t[e->target].lock_ep = e;
+        w->nlocked++;
+    } else {
+        w->all_ep = e;
+    }
+    nbr_epoch_kick(w, e);
+    return conclude(o, req);
 }
 
 static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert, MPI_Request *req)
@@ -272,11 +306,7 @@ static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert,
     e->target = rank;
     e->lock_type = type;
     e->assert = assert;
-    nbr_epoch_enqueue(w, e);
-    t->lock_ep = e;
-    w->nlocked++;
-    nbr_epoch_kick(w, e);
-    return conclude(NULL, req);
+    return open_lock_epoch(w, call, e, lock_must_hold(w, rank), req);
 }
 
 static int iunlock(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
@@ -317,10 +347,8 @@ static int ilock_all(nbr_win_t *w, const char *call, int assert, MPI_Request *re
     if (!e)
         return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
     e->assert = assert;
-    nbr_epoch_enqueue(w, e);
-    w->all_ep = e;
-    nbr_epoch_kick(w, e);
-    return conclude(NULL, req);
+    /* lock_all is a shared lock on every rank, the caller's own memory included: held on return */
+    return open_lock_epoch(w, call, e, 1, req);
 }
 
 static int iunlock_all(nbr_win_t *w, const char *call, MPI_Request *req)
@@ -338,7 +366,8 @@ static int iunlock_all(nbr_win_t *w, const char *call, MPI_Request *req)
     return conclude(r, req);
 }
 
-/* Flush (000 §VII-C): the request counts down the recorded calls older than itself. */
+/* Flush (000 §VII-C): over shared memory a call of a ready epoch is complete when it returns,
+ * so flushing means carrying out the recorded calls no younger than the flush. */
 static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
 {
     if (rank == MPI_PROC_NULL)
@@ -355,21 +384,16 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
                            "no passive target epoch toward rank %d is open", rank);
     }
     nbr_progress();
-    long n = nbr_pending_calls(w, rank);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (!n)
-        return conclude(NULL, req);
     int rc;
     nbr_req_t *r = new_req(w, call, &rc, req);
-    nbr_flush_t *f = r ? malloc(sizeof *f) : NULL;
-    if (!f) {
-        if (r)
-            nbr_req_release(r);
-        return r ? nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a flush") : rc;
+    if (!r)
+        return rc;
+    if (!nbr_flush_start(w, rank, r, &rc)) {
+        nbr_req_release(r);
+        return rc != MPI_SUCCESS ? nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a flush")
+                                 : conclude(NULL, req);
     }
-    *f = (nbr_flush_t){.rank = rank, .age = w->age, .count = n, .req = r};
-    r->refs++; /* the flush's */
-    nbr_flush_add(w, f);
     nbr_progress();
     return conclude(r, req);
 }

@@ -1,30 +1,42 @@
 /* win.c — window objects: creation of the four flavors, attach/detach, free, and the calls that
  * report a window's properties. The handle given to the application is a vendor window (see
- * nbr.h); ref state is found from it through a small hash table with a one-entry cache.
+ * nbr.h); ref state is found from it through a hash table with a per-thread one-entry cache.
  *
- * Memory: MPI_Win_allocate and MPI_Win_allocate_shared take node-shared memory from the vendor's
- * MPI_Win_allocate_shared, so every rank of the node loads and stores its peers' segments
- * directly; MPI_Win_create and dynamic windows expose private memory that peers reach with CMA
- * (process_vm_readv/writev). Windows whose group spans nodes are refused: the inter-node
- * transports are not part of the shared-memory reference. */
+ * A window costs what a vendor window costs: one vendor window (its handle, one context id),
+ * whose node-shared memory also holds every rank's control block, and nonblocking collectives
+ * on the application's communicator. What is known about a communicator (which ranks share a
+ * node, whether the node is oversubscribed) is computed once and cached on it as an attribute.
+ * No blocking collective of the vendor runs except the handle's own creation and free, and a
+ * yielding barrier before each lets every rank enter it together (MPICH's spin inside is then
+ * short, even with more ranks than cores).
+ *
+ * Memory: MPI_Win_allocate takes one symmetric node-shared object (symheap.c) or, with unequal
+ * sizes, the vendor's MPI_Win_allocate_shared, like MPI_Win_allocate_shared itself; every rank of
+ * the node loads and stores its peers' segments directly. MPI_Win_create and dynamic windows
+ * expose private memory that peers reach with CMA (process_vm_readv/writev); the process allows
+ * that (PR_SET_PTRACER) only while such a window exists. Windows whose group spans nodes are
+ * refused: the inter-node transports are not part of the shared-memory reference. */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <unistd.h>
-
 #include <strings.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "nbr.h"
 #include "nbrma.h"
 
 int nbr_impl_ref = 1;
 int nbr_nwins;
-MPI_Win nbr_win_last_handle;
-nbr_win_t *nbr_win_last;
+uint64_t nbr_win_gen = 1;
+_Thread_local MPI_Win nbr_tl_handle NBR_TLS_MODEL;
+_Thread_local nbr_win_t *nbr_tl_win NBR_TLS_MODEL;
+_Thread_local uint64_t nbr_tl_gen NBR_TLS_MODEL;
 
-/* ---- registry: open addressing on the handle's bits ----------------------------------------- */
+/* ---- registry: open addressing on the handle's bits (under the big lock) ---------------------- */
 
 static nbr_win_t **table;
 static size_t table_cap;
@@ -36,17 +48,21 @@ static size_t slot_of(MPI_Win win)
 
 nbr_win_t *nbr_win_lookup_slow(MPI_Win win)
 {
-    if (!nbr_nwins || win == MPI_WIN_NULL)
+    if (!__atomic_load_n(&nbr_nwins, __ATOMIC_RELAXED) || win == MPI_WIN_NULL)
         return NULL;
-    for (size_t i = slot_of(win);; i = (i + 1) & (table_cap - 1)) {
-        if (!table[i])
-            return NULL;
+    nbr_win_t *w = NULL;
+    NBR_ENTER();
+    for (size_t i = table_cap ? slot_of(win) : 0; table_cap && table[i];
+         i = (i + 1) & (table_cap - 1))
         if (table[i]->handle == win) {
-            nbr_win_last_handle = win;
-            nbr_win_last = table[i];
-            return table[i];
+            w = table[i];
+            nbr_tl_handle = win;
+            nbr_tl_win = w;
+            nbr_tl_gen = __atomic_load_n(&nbr_win_gen, __ATOMIC_RELAXED);
+            break;
         }
-    }
+    NBR_LEAVE();
+    return w;
 }
 
 static int registry_add(nbr_win_t *w)
@@ -54,13 +70,12 @@ static int registry_add(nbr_win_t *w)
     if ((size_t)(nbr_nwins + 1) * 2 > table_cap) {
         size_t old_cap = table_cap;
         nbr_win_t **old = table;
-        table_cap = table_cap ? table_cap * 2 : 16;
-        table = calloc(table_cap, sizeof *table);
-        if (!table) {
-            table = old;
-            table_cap = old_cap;
+        size_t cap = table_cap ? table_cap * 2 : 16;
+        nbr_win_t **t = calloc(cap, sizeof *t);
+        if (!t)
             return MPI_ERR_NO_MEM;
-        }
+        table = t;
+        table_cap = cap;
         for (size_t i = 0; i < old_cap; i++)
             if (old[i]) {
                 size_t j = slot_of(old[i]->handle);
@@ -74,7 +89,7 @@ static int registry_add(nbr_win_t *w)
     while (table[j])
         j = (j + 1) & (table_cap - 1);
     table[j] = w;
-    nbr_nwins++;
+    __atomic_store_n(&nbr_nwins, nbr_nwins + 1, __ATOMIC_RELAXED);
     return MPI_SUCCESS;
 }
 
@@ -93,12 +108,14 @@ static void registry_remove(nbr_win_t *w)
             k = (k + 1) & (table_cap - 1);
         table[k] = x;
     }
-    nbr_nwins--;
-    nbr_win_last = NULL;
-    nbr_win_last_handle = MPI_WIN_NULL;
+    __atomic_store_n(&nbr_nwins, nbr_nwins - 1, __ATOMIC_RELAXED);
+    /* Every thread's cached lookup is stale now (a new window may get the same handle). */
+    __atomic_add_fetch(&nbr_win_gen, 1, __ATOMIC_RELEASE);
+    nbr_tl_win = NULL;
+    nbr_tl_handle = MPI_WIN_NULL;
 }
 
-/* ---- creation -------------------------------------------------------------------------------- */
+/* ---- library set-up -------------------------------------------------------------------------- */
 
 static void lib_init(void)
 {
@@ -107,12 +124,35 @@ static void lib_init(void)
         return;
     done = 1;
     nbr_settings_load();
-#ifdef PR_SET_PTRACER
-    /* Let peers of the node read/write our private window memory with CMA even under Yama. */
-    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-#endif
     if (nbr_cfg.ASYNC_PROGRESS)
         nbr_progress_start();
+}
+
+/* Cross-memory access: peers read and write a create or dynamic window's private memory with
+ * process_vm_readv/writev, which Yama's ptrace_scope=1 refuses between sibling processes unless
+ * the target names a tracer. PR_SET_PTRACER_ANY lets any process of the user do it, so it is set
+ * only while such a window exists and cleared with the last one (docs/ref.md). */
+static int cma_windows;
+
+static void cma_window(int delta)
+{
+#ifdef PR_SET_PTRACER
+    int before = cma_windows;
+    cma_windows += delta;
+    if ((before == 0) == (cma_windows == 0))
+        return;
+    unsigned long who = cma_windows ? (unsigned long)PR_SET_PTRACER_ANY : 0UL;
+    if (prctl(PR_SET_PTRACER, who, 0, 0, 0) != 0 && errno != EINVAL && nbr_cfg.VERBOSE)
+        fprintf(stderr, "libnbrma: prctl(PR_SET_PTRACER) failed: %s\n", strerror(errno));
+    /* EINVAL: no Yama in this kernel, nothing to allow */
+#else
+    cma_windows += delta;
+#endif
+}
+
+int nbr_cma_windows(void)
+{
+    return cma_windows;
 }
 
 /* ---- reorder flags (paper 000 §VI-B): window info keys --------------------------------------- */
@@ -134,16 +174,18 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
 {
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS;
+    int n;
+    if (PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
     for (int i = 0; i < NBR_NFLAGS; i++) {
-        int n, found = 0;
-        if (PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-            return MPI_ERR_INFO;
+        int found = 0;
         for (int k = 0; k < n && !found; k++) {
             char key[MPI_MAX_INFO_KEY + 1];
             if (PMPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS ||
                 (strcasecmp(key, flag_keys[i].key) && strcasecmp(key, flag_keys[i].short_key)))
                 continue;
-            PMPI_Info_get(info, key, vlen - 1, val, &found);
+            if (PMPI_Info_get(info, key, vlen - 1, val, &found) != MPI_SUCCESS)
+                return MPI_ERR_INFO;
         }
         if (!found)
             continue;
@@ -159,119 +201,271 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
     return MPI_SUCCESS;
 }
 
-/* How long waits spin before yielding: a peer we wait for needs our core only when the node has
- * more ranks than cores; otherwise yielding early just adds system calls to every wait (a 2-rank
- * fence under Open MPI took 3.9 us instead of 0.6). Cores = the union of the node's ranks'
- * affinity masks (a launcher that binds each rank to one core still gives the job all of them). */
-static void choose_spin(MPI_Comm node, int nranks)
+/* ---- what a communicator's ranks share, computed once per communicator ----------------------- */
+
+/* One rank's facts, gathered: its node (by shared memory: host name and boot id; or a virtual
+ * node of NBRMA_RANKS_PER_NODE consecutive world ranks) and the CPUs it may run on. */
+typedef struct {
+    uint64_t node;
+    cpu_set_t cpus;
+} nbr_rank_facts_t;
+
+typedef struct {
+    int nodes;          /* distinct nodes among the communicator's ranks */
+    int node_ranks;     /* ranks on my node */
+    int oversubscribed; /* my node runs more of them than it has CPUs for */
+} nbr_comm_info_t;
+
+static int comm_keyval = MPI_KEYVAL_INVALID;
+
+static int comm_info_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
-    if (nbr_cfg.SPIN > 0) {
-        nbr_spin = nbr_cfg.SPIN;
-        return;
-    }
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return; /* keep the safe default */
-    MPI_Request r;
-    if (PMPI_Iallreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE, MPI_BOR, node, &r) !=
-            MPI_SUCCESS ||
-        nbr_wait_req(&r) != MPI_SUCCESS)
-        return;
-    static int oversubscribed;
-    oversubscribed |= nranks > CPU_COUNT(&set); /* one crowded node keeps early yields */
-    nbr_spin = oversubscribed ? 100 : 20000;
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    free(attr);
+    return MPI_SUCCESS;
 }
 
-/* Ref serves the window only when asked to and when its group lives on one node. */
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i]; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static uint64_t my_node_key(void)
+{
+    if (nbr_cfg.RANKS_PER_NODE > 0) { /* virtual nodes of consecutive world ranks */
+        int wr = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+        return (uint64_t)(wr / nbr_cfg.RANKS_PER_NODE) + 1;
+    }
+    char host[256] = "", boot[64] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            boot[0] = '\0';
+        fclose(f);
+    }
+    uint64_t h = fnv1a(UINT64_C(0xcbf29ce484222325), host, sizeof host);
+    return fnv1a(h ^ 0x2f, boot, sizeof boot) | 1; /* never 0 */
+}
+
+/* The cached facts of `comm`, gathered with one nonblocking allgather on first use. How long
+ * waits spin before yielding follows: a peer we wait for needs our core only when the node has
+ * more ranks than CPUs; otherwise yielding early just adds system calls to every wait (a 2-rank
+ * fence under Open MPI took 3.9 us instead of 0.6). One crowded node keeps early yields. */
+static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
+{
+    int rc, flag = 0;
+    if (comm_keyval == MPI_KEYVAL_INVALID &&
+        (rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_info_delete, &comm_keyval,
+                                      NULL)) != MPI_SUCCESS)
+        return rc;
+    nbr_comm_info_t *ci;
+    if ((rc = PMPI_Comm_get_attr(comm, comm_keyval, &ci, &flag)) != MPI_SUCCESS)
+        return rc;
+    if (flag) {
+        *out = ci;
+        return MPI_SUCCESS;
+    }
+    int n, me;
+    if ((rc = PMPI_Comm_size(comm, &n)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_rank(comm, &me)) != MPI_SUCCESS)
+        return rc;
+    nbr_rank_facts_t *all = malloc((size_t)n * sizeof *all);
+    ci = calloc(1, sizeof *ci);
+    if (!all || !ci) {
+        free(all);
+        free(ci);
+        return MPI_ERR_NO_MEM;
+    }
+    nbr_rank_facts_t mine = {.node = my_node_key()};
+    if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
+        CPU_ZERO(&mine.cpus); /* unknown: count as no CPUs, i.e. oversubscribed (safe) */
+    MPI_Request r;
+    rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, comm,
+                         &r);
+    if (rc == MPI_SUCCESS)
+        rc = nbr_wait_req(&r);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        free(ci);
+        return rc;
+    }
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (int i = 0; i < n; i++) {
+        int first = 1; /* count each node once: is i the first rank of its node? */
+        for (int j = 0; j < i && first; j++)
+            first = all[j].node != all[i].node;
+        ci->nodes += first;
+        if (all[i].node == mine.node) {
+            ci->node_ranks++;
+            CPU_OR(&cpus, &cpus, &all[i].cpus);
+        }
+    }
+    ci->oversubscribed = ci->node_ranks > CPU_COUNT(&cpus);
+    free(all);
+    if ((rc = PMPI_Comm_set_attr(comm, comm_keyval, ci)) != MPI_SUCCESS) {
+        free(ci);
+        return rc;
+    }
+    if (nbr_cfg.SPIN > 0) {
+        nbr_spin = nbr_cfg.SPIN;
+    } else {
+        static int crowded; /* one crowded node keeps early yields */
+        crowded |= ci->oversubscribed;
+        __atomic_store_n(&nbr_spin, crowded ? 100L : 20000L, __ATOMIC_RELAXED);
+    }
+    *out = ci;
+    return MPI_SUCCESS;
+}
+
+/* Ref serves the window only when asked to and when its group lives on one node. Returns 0 to
+ * forward to the vendor, 1 to serve it (*rc says whether that can go ahead). */
 static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
 {
     lib_init();
     *rc = MPI_SUCCESS;
     if (!nbr_impl_ref)
         return 0;
-    MPI_Comm node;
-    int n, nn;
-    PMPI_Comm_size(comm, &n);
-    if (nbr_cfg.RANKS_PER_NODE > 0) { /* virtual nodes of consecutive world ranks */
-        int wr;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
-        PMPI_Comm_split(comm, (int)(wr / nbr_cfg.RANKS_PER_NODE), 0, &node);
-    } else {
-        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    const nbr_comm_info_t *ci;
+    if ((*rc = comm_info(comm, &ci)) != MPI_SUCCESS) {
+        *rc = nbr_err_comm(comm, call, *rc, "could not learn which ranks share a node");
+        return 1;
     }
-    PMPI_Comm_size(node, &nn);
-    choose_spin(node, nn);
-    PMPI_Comm_free(&node);
-    if (nn != n)
+    if (ci->nodes != 1)
         *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                           "the window's group spans nodes (%d of %d ranks share this node); the "
-                           "reference serves shared-memory windows only: set NBRMA_IMPL=vendor to "
-                           "forward such windows to the MPI library",
-                           nn, n);
+                           "the window's group spans nodes (%d of them); the reference serves "
+                           "shared-memory windows only: set NBRMA_IMPL=vendor to forward such "
+                           "windows to the MPI library",
+                           ci->nodes);
     return 1;
 }
 
+/* ---- creation -------------------------------------------------------------------------------- */
+
+/* What each rank tells the others about its part of a new window. */
 typedef struct {
     MPI_Aint addr, size;
     int disp_unit;
     int pid;
+    nbr_arena_ref_t ctl; /* its control block */
+    uint64_t inc;        /* ... and that block's incarnation */
 } nbr_peer_info_t;
 
-/* Everything after the vendor handle exists: control block, peers' descriptors, registration. */
-static int win_setup(nbr_win_t *w, MPI_Comm comm, MPI_Win data_win)
+/* Bytes of one rank's control block: the block, then one pair of matching counters per peer. */
+static size_t ctl_bytes(int p)
 {
-    int rc;
-    PMPI_Comm_dup(comm, &w->comm);
-    PMPI_Comm_rank(comm, &w->rank);
-    PMPI_Comm_size(comm, &w->size);
-    w->max_attach = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (int)nbr_cfg.MAX_ATTACH : 0;
-    size_t ctl_bytes = (sizeof(nbr_ctl_t) + (size_t)w->max_attach * sizeof(nbr_region_t) +
-                        (size_t)w->size * sizeof(nbr_peer_ctr_t) + NBR_CACHELINE - 1) &
-                       ~(size_t)(NBR_CACHELINE - 1);
-    void *ctl_base;
-    rc = PMPI_Win_allocate_shared((MPI_Aint)ctl_bytes, 1, MPI_INFO_NULL, w->comm, &ctl_base,
-                                  &w->ctl_win);
+    size_t b = sizeof(nbr_ctl_t) + (size_t)p * sizeof(nbr_peer_ctr_t);
+    return (b + NBR_CACHELINE - 1) & ~(size_t)(NBR_CACHELINE - 1);
+}
+
+/* Before a blocking collective of the vendor on an oversubscribed node: a yielding barrier, so
+ * every rank enters it at once and the vendor's wait inside (which spins without yielding in
+ * MPICH) is short. A node with a core per rank needs no such help. */
+static int settle(MPI_Comm comm)
+{
+    const nbr_comm_info_t *ci;
+    int rc = comm_info(comm, &ci);
+    return rc != MPI_SUCCESS ? rc : ci->oversubscribed ? nbr_barrier(comm) : MPI_SUCCESS;
+}
+
+/* The handle of a window whose memory is not the vendor's (create, dynamic, symmetric
+ * allocate): a vendor window over no memory. MPI_Win_create, the one creation call MPICH 4.0.2
+ * fails cleanly when it runs out of context ids (allocate, allocate_shared and create_dynamic
+ * crash there); Open MPI 4.1 refuses it for a singleton, which gets a node-shared window of no
+ * memory instead. */
+static int empty_handle(nbr_win_t *w, MPI_Info info, MPI_Comm comm)
+{
+    int rc = settle(comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    memset(ctl_base, 0, ctl_bytes);
-    w->ctl = ctl_base;
-    w->t = calloc((size_t)w->size, sizeof *w->t);
-    nbr_peer_info_t *info = calloc((size_t)w->size, sizeof *info);
-    if (!w->t || !info) {
-        free(info);
-        return MPI_ERR_NO_MEM;
+    if (w->size > 1)
+        return NBR_UNLOCKED(PMPI_Win_create(NULL, 0, 1, info, comm, &w->handle));
+    void *none;
+    return NBR_UNLOCKED(PMPI_Win_allocate_shared(0, 1, info, comm, &none, &w->handle));
+}
+
+/* The handle of an allocate_shared (or non-symmetric allocate) window: the vendor's window over
+ * the data, which every rank of the node loads and stores. */
+static int data_handle(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm)
+{
+    void *mine;
+    int rc = settle(comm);
+    if (rc == MPI_SUCCESS)
+        rc = NBR_UNLOCKED(PMPI_Win_allocate_shared(size, disp_unit, info, comm, &mine, &w->handle));
+    if (rc != MPI_SUCCESS)
+        return rc;
+    w->base = mine;
+    for (int r = 0; r < w->size && rc == MPI_SUCCESS; r++) {
+        MPI_Aint sz;
+        int du;
+        void *p;
+        rc = PMPI_Win_shared_query(w->handle, r, &sz, &du, &p);
+        w->t[r].base = p;
     }
-    nbr_peer_info_t mine = {(MPI_Aint)(uintptr_t)w->base, w->bytes, w->disp_unit, (int)getpid()};
+    return rc;
+}
+
+/* Everything after the handle exists: my control block (from the arena, zeroed, a new
+ * incarnation), the peers' descriptors and control blocks, the window's group, registration.
+ * The allgather also tells every rank that all control blocks are zeroed before anyone uses
+ * one. */
+static int win_setup(nbr_win_t *w, MPI_Comm comm)
+{
+    nbr_peer_info_t mine = {.addr = (MPI_Aint)(uintptr_t)w->base,
+                            .size = w->bytes,
+                            .disp_unit = w->disp_unit,
+                            .pid = (int)getpid()};
+    w->ctl_size = NBR_CACHELINE + ctl_bytes(w->size);
+    if (!(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl)))
+        return MPI_ERR_NO_MEM;
+    nbr_ctl_t *c = (nbr_ctl_t *)((char *)w->ctl_block + NBR_CACHELINE);
+    memset(c, 0, ctl_bytes(w->size));
+    nbr_ctl_hdr_t *h = nbr_ctl_hdr(c);
+    mine.inc = __atomic_add_fetch(&h->inc, 1, __ATOMIC_RELEASE);
+    w->ctl = c;
+    nbr_peer_info_t *info = calloc((size_t)w->size, sizeof *info);
+    if (!info)
+        return MPI_ERR_NO_MEM;
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        cma_window(1); /* before peers learn they may reach us */
+        w->cma = 1;
+    }
     MPI_Request req;
-    rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, info, (int)sizeof mine, MPI_BYTE,
-                         w->comm, &req);
+    int rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, info, (int)sizeof mine,
+                             MPI_BYTE, comm, &req);
     if (rc == MPI_SUCCESS)
         rc = nbr_wait_req(&req);
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
         nbr_target_t *t = &w->t[r];
-        MPI_Aint sz;
-        int du;
-        void *p;
-        rc = PMPI_Win_shared_query(w->ctl_win, r, &sz, &du, &p);
-        t->ctl = p;
-        t->regions = (nbr_region_t *)(t->ctl + 1);
-        t->peer = (nbr_peer_ctr_t *)(t->regions + w->max_attach);
+        char *block = r == w->rank ? w->ctl_block : nbr_arena_map(info[r].pid, info[r].ctl);
+        if (!block) {
+            rc = MPI_ERR_NO_MEM; /* rank r's control block cannot be mapped here */
+            break;
+        }
+        t->ctl = (nbr_ctl_t *)(block + NBR_CACHELINE);
+        t->inc = info[r].inc;
+        t->peer = (nbr_peer_ctr_t *)(t->ctl + 1);
         t->addr = info[r].addr;
         t->size = info[r].size;
         t->disp_unit = info[r].disp_unit;
         t->pid = info[r].pid;
-        if (rc == MPI_SUCCESS && data_win != MPI_WIN_NULL) {
-            rc = PMPI_Win_shared_query(data_win, r, &sz, &du, &p);
-            t->base = sz > 0 ? p : NULL;
-        } else if (r == w->rank) {
+        if (t->size == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+            t->base = NULL; /* nothing there: every access is out of range */
+        if (r == w->rank && !t->base && w->flavor == MPI_WIN_FLAVOR_CREATE)
             t->base = w->base; /* my own memory: no CMA needed */
-        }
     }
     free(info);
     if (rc == MPI_SUCCESS)
-        rc = registry_add(w);
+        rc = PMPI_Win_get_group(w->handle, &w->group);
     if (rc == MPI_SUCCESS)
-        rc = nbr_barrier(w->comm); /* everyone's control block is zeroed before first use */
+        rc = registry_add(w);
     if (rc == MPI_SUCCESS && nbr_cfg.VERBOSE && w->rank == 0)
         fprintf(stderr, "libnbrma: window of %d ranks served by ref (flavor %d)\n", w->size,
                 w->flavor);
@@ -280,19 +474,27 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm, MPI_Win data_win)
 
 static void win_destroy(nbr_win_t *w)
 {
-    nbr_sym_free(w->sym, w->sym_total);
-    if (w->ctl_win != MPI_WIN_NULL)
-        PMPI_Win_free(&w->ctl_win);
-    if (w->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&w->comm);
-    free(w->t);
     while (w->q_head) /* only fence epochs that carried nothing remain at free */
-        nbr_epoch_finish(w, w->q_head);
+        nbr_epoch_drop(w, w->q_head);
+    if (w->t) {
+        nbr_win_engine_detach(w);
+        for (int r = 0; r < w->size; r++)
+            free(w->t[r].rcache);
+    }
     nbr_epoch_pool_free(w);
+    if (w->group != MPI_GROUP_NULL)
+        PMPI_Group_free(&w->group);
+    nbr_sym_free(w->sym, w->sym_total);
+    nbr_arena_free(w->ctl_block, w->ctl_size);
+    if (w->cma)
+        cma_window(-1);
+    free(w->regs);
+    free(w->zregs);
+    free(w->t);
     free(w);
 }
 
-static nbr_win_t *win_new(int flavor, MPI_Aint size, int disp_unit)
+static nbr_win_t *win_new(int flavor, MPI_Aint size, int disp_unit, MPI_Comm comm)
 {
     nbr_win_t *w = calloc(1, sizeof *w);
     if (!w)
@@ -300,11 +502,25 @@ static nbr_win_t *win_new(int flavor, MPI_Aint size, int disp_unit)
     w->flavor = flavor;
     w->bytes = size;
     w->disp_unit = disp_unit;
-    w->ctl_win = MPI_WIN_NULL;
-    w->comm = MPI_COMM_NULL;
     w->handle = MPI_WIN_NULL;
-    w->q_tail = &w->q_head;
+    w->group = MPI_GROUP_NULL;
+    nbr_win_engine_init(w);
+    if (PMPI_Comm_rank(comm, &w->rank) != MPI_SUCCESS ||
+        PMPI_Comm_size(comm, &w->size) != MPI_SUCCESS ||
+        !(w->t = calloc((size_t)w->size, sizeof *w->t))) {
+        free(w);
+        return NULL;
+    }
     return w;
+}
+
+/* A window that failed half way: undo what exists (the handle last, collectively). */
+static int win_abandon(nbr_win_t *w, MPI_Comm comm, const char *call, int rc, const char *what)
+{
+    if (w->handle != MPI_WIN_NULL)
+        NBR_UNLOCKED(PMPI_Win_free(&w->handle));
+    win_destroy(w);
+    return nbr_err_comm(comm, call, rc, "%s", what);
 }
 
 static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_unit, MPI_Info info,
@@ -325,9 +541,8 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
 }
 
 /* Symmetric allocation (symheap.c) when every rank asks for the same size and disp_unit. Returns
- * 1 with the window's handle and memory set, 0 to use separate segments, -1 on error (rc). */
-static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                         int *rc)
+ * 1 with the window's memory set, 0 to use separate segments, -1 on error (rc). */
+static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm comm, int *rc)
 {
     long v[4] = {(long)size, -(long)size, disp_unit, -(long)disp_unit};
     MPI_Request r;
@@ -336,9 +551,7 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info in
         PMPI_Iallreduce(MPI_IN_PLACE, v, 4, MPI_LONG, MPI_MAX, comm, &r) != MPI_SUCCESS ||
         nbr_wait_req(&r) != MPI_SUCCESS || v[0] != -v[1] || v[2] != -v[3] || v[0] == 0)
         return 0;
-    int n, me;
-    PMPI_Comm_size(comm, &n);
-    PMPI_Comm_rank(comm, &me);
+    int n = w->size, me = w->rank;
     size_t align = size >= 4096 ? 4096 : NBR_CACHELINE;
     w->sym_stride = ((size_t)size + align - 1) & ~(align - 1);
     w->sym_total = (w->sym_stride * (size_t)n + 4095) & ~(size_t)4095;
@@ -352,180 +565,286 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info in
         return 0;
     }
     w->base = (char *)w->sym + (size_t)me * w->sym_stride;
-    /* The handle: a vendor shared window of no memory (Open MPI 4.1 refuses dynamic windows in
-     * some settings, e.g. singletons; every MPI has node-shared windows). */
-    void *none;
-    if ((*rc = PMPI_Win_allocate_shared(0, 1, info, comm, &none, &w->handle)) != MPI_SUCCESS)
-        return -1;
-    if ((*rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS) {
-        PMPI_Win_free(&w->handle);
-        return -1;
-    }
-    for (int q = 0; q < w->size; q++)
+    for (int q = 0; q < n; q++)
         w->t[q].base = (unsigned char *)w->sym + (size_t)q * w->sym_stride;
     return 1;
 }
 
-/* Allocated and shared windows: node-shared memory, symmetric (allocate, equal sizes) or from
- * the vendor's MPI_Win_allocate_shared. */
-static int create_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                         MPI_Win *win, int flavor, const char *call)
-{
-    int rc;
-    unsigned flags;
-    if ((rc = check_args(comm, call, size, disp_unit, info, &flags)) != MPI_SUCCESS)
-        return rc;
-    nbr_win_t *w = win_new(flavor, size, disp_unit);
-    if (!w)
-        return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
-    w->flags = flags;
-    if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        int sym = try_symmetric(w, size, disp_unit, info, comm, &rc);
-        if (sym) {
-            if (sym < 0) {
-                win_destroy(w);
-                return nbr_err_comm(comm, call, rc, "window set-up failed");
-            }
-            *(void **)baseptr = w->base;
-            *win = w->handle;
-            return MPI_SUCCESS;
-        }
-    }
-    void *base = NULL;
-    rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, &base, &w->handle);
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return rc;
-    }
-    w->base = base;
-    rc = win_setup(w, comm, w->handle);
-    if (rc != MPI_SUCCESS) {
-        PMPI_Win_free(&w->handle);
-        win_destroy(w);
-        return nbr_err_comm(comm, call, rc, "window set-up failed");
-    }
-    *(void **)baseptr = base;
-    *win = w->handle;
-    return MPI_SUCCESS;
-}
-
-NBR_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win)
-{
-    int rc;
-    if (!serve_with_ref(comm, "MPI_Win_allocate", &rc))
-        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return create_shared(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE,
-                         "MPI_Win_allocate");
-}
-
-NBR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                                    void *baseptr, MPI_Win *win)
-{
-    int rc;
-    if (!serve_with_ref(comm, "MPI_Win_allocate_shared", &rc))
-        return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return create_shared(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED,
-                         "MPI_Win_allocate_shared");
-}
-
-/* Create and dynamic windows expose private memory: a vendor window over no memory gives the
- * handle (its predefined attributes are answered here), peers use CMA. */
-static int create_private(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                          MPI_Win *win, int flavor, const char *call)
+/* Every flavor: arguments, memory, handle, set-up. `base` is the user's memory (create), NULL
+ * otherwise; *baseptr receives the memory of allocate and allocate_shared. */
+static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                         MPI_Comm comm, void *baseptr, MPI_Win *win, const char *call)
 {
     unsigned flags;
     int rc = check_args(comm, call, size, disp_unit, info, &flags);
     if (rc != MPI_SUCCESS)
         return rc;
-    nbr_win_t *w = win_new(flavor, size, disp_unit);
+    nbr_win_t *w = win_new(flavor, size, disp_unit, comm);
     if (!w)
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
     w->flags = flags;
     w->base = base;
-    /* The handle: a vendor shared window of no memory (Open MPI 4.1 cannot create windows over
-     * user memory in some settings, e.g. a singleton; node-shared windows exist everywhere). */
-    void *none;
-    rc = PMPI_Win_allocate_shared(0, 1, info, comm, &none, &w->handle);
-    if (rc == MPI_SUCCESS && (rc = win_setup(w, comm, MPI_WIN_NULL)) != MPI_SUCCESS)
-        PMPI_Win_free(&w->handle);
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return nbr_err_comm(comm, call, rc, "window set-up failed");
-    }
+    int sym = 0;
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE && (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0)
+        return win_abandon(w, comm, call, rc, "symmetric allocation failed");
+    if (flavor == MPI_WIN_FLAVOR_SHARED || (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym))
+        rc = data_handle(w, size, disp_unit, info, comm);
+    else
+        rc = empty_handle(w, info, comm);
+    if (rc != MPI_SUCCESS)
+        return win_abandon(w, comm, call, rc,
+                           "the MPI library could not create the window (out of resources, "
+                           "e.g. context ids for live windows?)");
+    if ((rc = win_setup(w, comm)) != MPI_SUCCESS)
+        return win_abandon(w, comm, call, rc, "window set-up failed");
+    if (baseptr)
+        *(void **)baseptr = w->base;
     *win = w->handle;
     return MPI_SUCCESS;
+}
+
+/* Window creation and free run under the big lock like every entry point (their waits let it
+ * go while they yield). */
+#define NBR_CREATE(vendor_call, flavor, base, size, disp_unit, baseptr, call)                      \
+    int rc;                                                                                        \
+    NBR_ENTER();                                                                                   \
+    int ref_ = serve_with_ref(comm, call, &rc);                                                    \
+    if (ref_ && rc == MPI_SUCCESS)                                                                 \
+        rc = create_window(flavor, base, size, disp_unit, info, comm, baseptr, win, call);         \
+    NBR_LEAVE();                                                                                   \
+    return ref_ ? rc : vendor_call
+
+NBR_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win)
+{
+    NBR_CREATE(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win),
+               MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, baseptr, "MPI_Win_allocate");
+}
+
+NBR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                    void *baseptr, MPI_Win *win)
+{
+    NBR_CREATE(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
+               MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, baseptr, "MPI_Win_allocate_shared");
 }
 
 NBR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                            MPI_Win *win)
 {
-    int rc;
-    if (!serve_with_ref(comm, "MPI_Win_create", &rc))
-        return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return create_private(base, size, disp_unit, info, comm, win, MPI_WIN_FLAVOR_CREATE,
-                          "MPI_Win_create");
+    NBR_CREATE(PMPI_Win_create(base, size, disp_unit, info, comm, win), MPI_WIN_FLAVOR_CREATE,
+               base, size, disp_unit, NULL, "MPI_Win_create");
 }
 
 NBR_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    int rc;
-    if (!serve_with_ref(comm, "MPI_Win_create_dynamic", &rc))
-        return PMPI_Win_create_dynamic(info, comm, win);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return create_private(MPI_BOTTOM, 0, 1, info, comm, win, MPI_WIN_FLAVOR_DYNAMIC,
-                          "MPI_Win_create_dynamic");
+    NBR_CREATE(PMPI_Win_create_dynamic(info, comm, win), MPI_WIN_FLAVOR_DYNAMIC, MPI_BOTTOM, 0, 1,
+               NULL, "MPI_Win_create_dynamic");
 }
 
-/* Dynamic windows: the region table lives in my control block so peers validate addresses
- * without asking me (the descriptor list of 001 §2.2, over shared memory). */
+/* ---- dynamic windows: the region table (the descriptor list of 001 §2.2) ---------------------
+ *
+ * The owner keeps its attached regions sorted by address in private memory, so attach, detach
+ * and lookups cost O(log n) however many regions there are (no fixed cap). Peers reach the table
+ * as they reach the memory, with CMA: the owner's control block publishes its address and size
+ * under a sequence number (odd while it changes), and each peer keeps a copy it refreshes only
+ * when the number moved. A check covers bytes, not one region: an access may span regions
+ * attached back to back. Zero-size regions cover nothing and are kept apart. */
+
+/* The first region whose base is > addr (so regions[i-1] is the last one starting at or before
+ * addr). */
+static int region_after(const nbr_region_t *r, int n, MPI_Aint addr)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Are bytes [lo, hi) covered by the sorted, disjoint regions r[0..n)? */
+static int regions_cover(const nbr_region_t *r, int n, MPI_Aint lo, MPI_Aint hi)
+{
+    if (hi <= lo)
+        return 1;
+    int i = region_after(r, n, lo) - 1;
+    if (i < 0 || r[i].size <= lo - r[i].base) /* lo inside r[i]? (no overflow: lo >= base) */
+        return 0;
+    MPI_Aint end = r[i].base + r[i].size;
+    while (end < hi) {
+        if (++i >= n || r[i].base != end)
+            return 0;
+        end += r[i].size;
+    }
+    return 1;
+}
+
+/* Publish my table to peers (seqlock: odd while it changes). */
+static void regions_publish_begin(nbr_win_t *w)
+{
+    __atomic_add_fetch(&w->ctl->reg_seq, 1, __ATOMIC_ACQ_REL);
+}
+
+static void regions_publish_end(nbr_win_t *w)
+{
+    __atomic_store_n(&w->ctl->reg_addr, (uint64_t)(uintptr_t)w->regs, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->ctl->reg_n, (uint64_t)w->nregs, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&w->ctl->reg_seq, 1, __ATOMIC_RELEASE);
+}
+
+/* A fresh copy of rank r's table, unless the cached one is current. */
+static int regions_fetch(nbr_win_t *w, int r)
+{
+    nbr_target_t *t = &w->t[r];
+    for (;;) {
+        uint64_t s1 = __atomic_load_n(&t->ctl->reg_seq, __ATOMIC_ACQUIRE);
+        if (s1 == t->rcache_seq && t->rcache_valid)
+            return MPI_SUCCESS;
+        if (s1 & 1) { /* the owner is changing it */
+            sched_yield();
+            continue;
+        }
+        uint64_t addr = __atomic_load_n(&t->ctl->reg_addr, __ATOMIC_RELAXED);
+        uint64_t n = __atomic_load_n(&t->ctl->reg_n, __ATOMIC_RELAXED);
+        if (n > (uint64_t)t->rcache_cap) {
+            nbr_region_t *c = realloc(t->rcache, (size_t)n * sizeof *c);
+            if (!c)
+                return MPI_ERR_NO_MEM;
+            t->rcache = c;
+            t->rcache_cap = (int)n;
+        }
+        ssize_t got = 0, want = (ssize_t)(n * sizeof(nbr_region_t));
+        if (want > 0) {
+            struct iovec li = {t->rcache, (size_t)want}, ri = {(void *)(uintptr_t)addr,
+                                                              (size_t)want};
+            got = process_vm_readv(t->pid, &li, 1, &ri, 1, 0);
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&t->ctl->reg_seq, __ATOMIC_ACQUIRE) != s1)
+            continue; /* changed meanwhile (the old table may even be gone): again */
+        if (got != want) /* the table is where its owner says, yet unreadable */
+            return MPI_ERR_OTHER;
+        t->rcache_n = (int)n;
+        t->rcache_seq = s1;
+        t->rcache_valid = 1;
+        return MPI_SUCCESS;
+    }
+}
+
+int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi)
+{
+    if (hi <= lo)
+        return MPI_SUCCESS;
+    if (rank == w->rank)
+        return regions_cover(w->regs, w->nregs, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+    int rc = regions_fetch(w, rank);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const nbr_target_t *t = &w->t[rank];
+    return regions_cover(t->rcache, t->rcache_n, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+}
+
+static int attach(nbr_win_t *w, void *base, MPI_Aint size)
+{
+    static const char call[] = "MPI_Win_attach";
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return nbr_err(w, call, MPI_ERR_RMA_FLAVOR,
+                       "the window was not created with MPI_Win_create_dynamic");
+    MPI_Aint lo = (MPI_Aint)(uintptr_t)base;
+    if (size < 0 || (size > 0 && !base) || (size > 0 && lo > NBR_AINT_MAX - size))
+        return nbr_err(w, call, MPI_ERR_ARG, "region %p of %ld bytes is invalid", base,
+                       (long)size);
+    if (size == 0) { /* covers nothing; kept so that detaching it succeeds */
+        if (w->nzregs == w->zcap) {
+            int cap = w->zcap ? 2 * w->zcap : 8;
+            void **z = realloc(w->zregs, (size_t)cap * sizeof *z);
+            if (!z)
+                return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for the region table");
+            w->zregs = z;
+            w->zcap = cap;
+        }
+        w->zregs[w->nzregs++] = base;
+        return MPI_SUCCESS;
+    }
+    MPI_Aint hi = lo + size;
+    int i = region_after(w->regs, w->nregs, lo);
+    if ((i > 0 && w->regs[i - 1].base + w->regs[i - 1].size > lo) ||
+        (i < w->nregs && w->regs[i].base < hi))
+        return nbr_err(w, call, MPI_ERR_RMA_ATTACH,
+                       "region %p+%ld overlaps an attached region", base, (long)size);
+    if (w->nregs == w->rcap) {
+        if (w->rcap > INT32_MAX / 2)
+            return nbr_err(w, call, MPI_ERR_RMA_ATTACH, "too many attached regions");
+        int cap = w->rcap ? 2 * w->rcap : 16;
+        nbr_region_t *r = malloc((size_t)cap * sizeof *r);
+        if (!r)
+            return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for the region table");
+        if (w->nregs)
+            memcpy(r, w->regs, (size_t)w->nregs * sizeof *r);
+        regions_publish_begin(w);
+        nbr_region_t *old = w->regs; /* peers may still read it: freed after they can't */
+        w->regs = r;
+        w->rcap = cap;
+        regions_publish_end(w);
+        free(old);
+    }
+    regions_publish_begin(w);
+    memmove(&w->regs[i + 1], &w->regs[i], (size_t)(w->nregs - i) * sizeof *w->regs);
+    w->regs[i] = (nbr_region_t){lo, size};
+    w->nregs++;
+    regions_publish_end(w);
+    return MPI_SUCCESS;
+}
+
+static int detach(nbr_win_t *w, const void *base)
+{
+    static const char call[] = "MPI_Win_detach";
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return nbr_err(w, call, MPI_ERR_RMA_FLAVOR,
+                       "the window was not created with MPI_Win_create_dynamic");
+    MPI_Aint a = (MPI_Aint)(uintptr_t)base;
+    int i = region_after(w->regs, w->nregs, a) - 1;
+    if (i >= 0 && w->regs[i].base == a) {
+        regions_publish_begin(w);
+        memmove(&w->regs[i], &w->regs[i + 1], (size_t)(w->nregs - i - 1) * sizeof *w->regs);
+        w->nregs--;
+        regions_publish_end(w);
+        return MPI_SUCCESS;
+    }
+    for (int k = 0; k < w->nzregs; k++)
+        if (w->zregs[k] == base) {
+            w->zregs[k] = w->zregs[--w->nzregs];
+            return MPI_SUCCESS;
+        }
+    return nbr_err(w, call, MPI_ERR_RMA_ATTACH, "%p is not an attached region", base);
+}
+
 NBR_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Win_attach(win, base, size);
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return nbr_err(w, "MPI_Win_attach", MPI_ERR_RMA_FLAVOR,
-                       "the window was not created with MPI_Win_create_dynamic");
-    if (size < 0 || (size > 0 && !base))
-        return nbr_err(w, "MPI_Win_attach", MPI_ERR_ARG, "region %p of %ld bytes is invalid", base,
-                       (long)size);
-    nbr_ctl_t *c = w->ctl;
-    nbr_region_t *reg = w->t[w->rank].regions;
-    MPI_Aint lo = (MPI_Aint)(uintptr_t)base, hi = lo + size;
-    for (int i = 0; i < c->nregions; i++)
-        if (lo < reg[i].base + reg[i].size && reg[i].base < hi)
-            return nbr_err(w, "MPI_Win_attach", MPI_ERR_RMA_ATTACH,
-                           "region %p+%ld overlaps an attached region", base, (long)size);
-    if (c->nregions == w->max_attach)
-        return nbr_err(w, "MPI_Win_attach", MPI_ERR_RMA_ATTACH,
-                       "already %d regions attached (raise NBRMA_MAX_ATTACH)", w->max_attach);
-    reg[c->nregions] = (nbr_region_t){lo, size};
-    __atomic_store_n(&c->nregions, c->nregions + 1, __ATOMIC_RELEASE);
-    return MPI_SUCCESS;
+    NBR_SERVE(PMPI_Win_attach(win, base, size), attach(w, base, size));
 }
 
 NBR_API int MPI_Win_detach(MPI_Win win, const void *base)
 {
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
-        return PMPI_Win_detach(win, base);
-    nbr_ctl_t *c = w->ctl;
-    nbr_region_t *reg = w->t[w->rank].regions;
-    for (int i = 0; i < c->nregions; i++)
-        if (reg[i].base == (MPI_Aint)(uintptr_t)base) {
-            reg[i] = reg[c->nregions - 1];
-            __atomic_store_n(&c->nregions, c->nregions - 1, __ATOMIC_RELEASE);
-            return MPI_SUCCESS;
-        }
-    return nbr_err(w, "MPI_Win_detach", MPI_ERR_RMA_ATTACH, "%p is not an attached region", base);
+    NBR_SERVE(PMPI_Win_detach(win, base), detach(w, base));
+}
+
+/* ---- free ------------------------------------------------------------------------------------ */
+
+/* Every rank stops touching its peers' memory and control blocks before any of it goes away:
+ * a barrier on the control blocks' headers (each rank marks its block's incarnation freed, then
+ * waits for every peer's; a peer's block reused since still reads "freed" for this window). */
+static void free_barrier(nbr_win_t *w)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, w->t[w->rank].inc, __ATOMIC_RELEASE);
+    long spins = 0;
+    for (int r = 0; r < w->size; r++)
+        while (__atomic_load_n(&nbr_ctl_hdr(w->t[r].ctl)->freed, __ATOMIC_ACQUIRE) < w->t[r].inc)
+            nbr_wait_step(&spins);
 }
 
 /* Freeing needs every epoch closed and complete (MPI-3.1 §11.2.5); a nonblocking epoch whose
@@ -544,18 +863,14 @@ static int win_free(nbr_win_t *w, MPI_Win *win)
                        : w->post_ep  ? "exposure epoch of MPI_Win_post"
                                      : "RMA calls issued after the last MPI_Win_fence");
     int open_fence = w->fence_ep != NULL;
-    if (w->npending > open_fence || w->flushes)
+    if (w->npending > open_fence || w->nflushes)
         return nbr_err(w, call, MPI_ERR_RMA_SYNC,
-                       "%d closed epoch(s) and %s flush(es) have not completed yet (%d of them "
-                       "deferred); complete their requests with MPI_Wait or MPI_Test first",
-                       w->npending - open_fence, w->flushes ? "some" : "no", w->ndeferred);
-    /* Everyone stops touching peers' memory before any of it goes away. */
-    int rc = nbr_barrier(w->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    nbr_win_unbusy(w);
+                       "%d closed epoch(s) and %d flush(es) have not completed yet (%d of the "
+                       "epochs deferred); complete their requests with MPI_Wait or MPI_Test first",
+                       w->npending - open_fence, w->nflushes, w->ndeferred);
+    free_barrier(w);
     registry_remove(w);
-    rc = PMPI_Win_free(&w->handle);
+    int rc = NBR_UNLOCKED(PMPI_Win_free(&w->handle)); /* everyone is here: its barrier is short */
     win_destroy(w);
     *win = MPI_WIN_NULL;
     return rc;
@@ -583,8 +898,11 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     NBR_ENTER();
     unsigned flags = w->flags;
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
         w->flags = flags;
+        nbr_win_flags_changed(w);
+        nbr_progress();
+    }
     NBR_LEAVE();
     if (rc != MPI_SUCCESS)
         return nbr_err(w, "MPI_Win_set_info", MPI_ERR_INFO_VALUE,
@@ -656,6 +974,8 @@ NBR_API int MPI_Win_get_name(MPI_Win win, char *name, int *len)
     return MPI_SUCCESS;
 }
 
+/* Every rank's memory as ref placed it (the vendor's answer would include the control blocks at
+ * the end of the last rank's segment). MPI_PROC_NULL: the first rank with memory (§11.2.3). */
 NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                                  void *baseptr)
 {
@@ -665,15 +985,15 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
     if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->flavor != MPI_WIN_FLAVOR_ALLOCATE)
         return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RMA_FLAVOR,
                        "the window's memory is not shared (flavor create or dynamic)");
-    if (!w->sym)
-        return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
-    if (rank == MPI_PROC_NULL) /* every rank has the same nonzero size: rank 0's */
-        rank = 0;
-    if (rank < 0 || rank >= w->size)
+    if (rank == MPI_PROC_NULL) {
+        for (rank = 0; rank < w->size - 1 && w->t[rank].size == 0; rank++)
+            ;
+    } else if (rank < 0 || rank >= w->size) {
         return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RANK,
                        "rank %d is not in the window's group of %d", rank, w->size);
+    }
     *size = w->t[rank].size;
     *disp_unit = w->t[rank].disp_unit;
-    *(void **)baseptr = w->t[rank].base;
+    *(void **)baseptr = w->t[rank].base ? (void *)w->t[rank].base : NULL;
     return MPI_SUCCESS;
 }

@@ -34,20 +34,34 @@ int main(int argc, char **argv)
            "the message names the call, the cause and the way out: %s", msg);
     tap_ok(win == MPI_WIN_NULL, "no window handle is returned");
 
+    /* The two virtual nodes create their windows one after the other: Open MPI 4.1.4 names a
+     * window's shared segment after host, job and context id, and two disjoint communicators on
+     * one host may share a context id, so concurrent creations collide (vendor finding, see
+     * suites/conformance/win_disjoint.c). The ref window's handle is a vendor window. */
     MPI_Comm node;
     MPI_Comm_split(MPI_COMM_WORLD, me / 2, me, &node);
-    rc = MPI_Win_allocate(64, 8, MPI_INFO_NULL, node, &base, &win);
-    tap_is_long(rc, MPI_SUCCESS, "a window inside one virtual node is served");
-    if (rc == MPI_SUCCESS) {
-        int nr;
-        MPI_Comm_rank(node, &nr);
-        double v = 40 + me;
-        MPI_Win_fence(0, win);
-        MPI_Put(&v, 1, MPI_DOUBLE, 1 - nr, 0, 1, MPI_DOUBLE, win);
-        MPI_Win_fence(0, win);
+    int served = MPI_SUCCESS;
+    double got = -1;
+    for (int turn = 0; turn < 2; turn++) {
+        if (me / 2 == turn) {
+            served = MPI_Win_allocate(64, 8, MPI_INFO_NULL, node, &base, &win);
+            if (served == MPI_SUCCESS) {
+                int nr;
+                MPI_Comm_rank(node, &nr);
+                double v = 40 + me;
+                MPI_Win_fence(0, win);
+                MPI_Put(&v, 1, MPI_DOUBLE, 1 - nr, 0, 1, MPI_DOUBLE, win);
+                MPI_Win_fence(0, win);
+                got = base[0];
+                MPI_Win_free(&win);
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    tap_is_long(served, MPI_SUCCESS, "a window inside one virtual node is served");
+    if (served == MPI_SUCCESS) {
         int partner = me % 2 ? me - 1 : me + 1;
-        tap_ok(base[0] == 40 + partner, "and moves data (got %g from rank %d)", base[0], partner);
-        MPI_Win_free(&win);
+        tap_ok(got == 40 + partner, "and moves data (got %g from rank %d)", got, partner);
     } else {
         tap_skip(1, "no window");
     }
