@@ -1,13 +1,16 @@
 #!/bin/sh
 # check.sh — `make check`: turn every testlist into prove test files and run prove.
 #
-# A testlist line is   PROGRAM NPROCS [timeout=S] [env=NAME=VALUE ...] [preload=nbrma] [-- ARGS]
+# A testlist line is   PROGRAM NPROCS [timeout=S] [env=NAME=VALUE ...] [preload=nbrma] [threads]
+#                      [-- ARGS]
 # ('#' starts a comment). PROGRAM is a built program ($BUILD/tests, $BUILD/conformance or
 # $BUILD/bin) or a script path relative to the testlist's directory. NPROCS 0 runs the program
 # directly (scripts launch MPI themselves). preload=nbrma runs the unmodified program on libnbrma
 # ($BUILD/lib/libnbrma.so preloaded; its test name gets "on-ref"). A `known-failures` file next to the testlist
 # (lines `MPI REGEX REASON`) marks tests whose name (program and arguments) matches as known
-# vendor failures on that MPI: they run, and report as TAP TODO instead of failing.
+# vendor failures on that MPI: they run, and report as TAP TODO instead of failing. `threads`
+# marks a test that runs several threads per process: with SAN=thread (ThreadSanitizer) only
+# those run.
 # Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +25,14 @@ if [ "$SAN" = 1 ]; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1:verify_asan_link_order=0}"
     export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$top/harness/lsan.supp:print_suppressions=0}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+fi
+if [ "$SAN" = thread ]; then
+    # A report fails the test (exit code 66); the MPI libraries are not instrumented, and what
+    # they do inside is theirs (harness/tsan.supp).
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$top/harness/tsan.supp}"
+    # UCX (under MPICH, and Open MPI's pml) hooks mmap and madvise in a way that crashes inside
+    # TSan's interceptors (a new thread's stack guard): leave memory events to TSan.
+    export UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no
 fi
 
 n=0
@@ -38,9 +49,10 @@ for list in $lists; do
         set -- $line
         prog=$1 np=$2
         shift 2
-        limit=300 envs="" preload=""
+        limit=300 envs="" preload="" threads=0
         while [ $# -gt 0 ] && [ "$1" != "--" ]; do
             case $1 in
+            threads) threads=1 ;;
             timeout=*) limit=${1#timeout=} ;;
             env=*=*) envs="$envs '${1#env=}'" ;;
             preload=nbrma) preload=$top/$BUILD/lib/libnbrma.so ;;
@@ -49,6 +61,7 @@ for list in $lists; do
             shift
         done
         [ $# -gt 0 ] && shift # the --
+        [ "$SAN" != thread ] || [ $threads = 1 ] || continue
         case $prog in
         */* | *.sh | *.py) case $dir in /*) path=$dir/$prog ;; *) path=$top/${dir#./}/$prog ;; esac ;;
         *) path=""

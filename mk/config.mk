@@ -41,6 +41,16 @@ ifeq ($(SAN),1)
   NBR_CXXFLAGS += $(SAN_FLAGS)
   NBR_LDFLAGS += $(SAN_FLAGS)
   BUILD ?= build/$(MPI)-san
+else ifeq ($(SAN),thread)
+  # ThreadSanitizer: make check runs the tests marked `threads` in the testlists.
+  # -Wno-tsan: the fences order memory seen by other processes, which TSan does not model.
+  SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
+  NBR_CFLAGS += $(SAN_FLAGS)
+  NBR_CXXFLAGS += $(SAN_FLAGS)
+  NBR_LDFLAGS += $(SAN_FLAGS)
+  BUILD ?= build/$(MPI)-tsan
+else ifneq ($(SAN),)
+  $(error SAN=$(SAN) is not supported: use SAN=1 (AddressSanitizer + UBSan) or SAN=thread)
 else
   BUILD ?= build/$(MPI)
 endif
