@@ -320,8 +320,45 @@ def fig_ab(name):
     return build
 
 
+# ---- R: costs of the reference itself (docs/experiments-r.md) -------------------------------
+
+def fig_r1(own, every):
+    rs = pick(own, {"R1_deferred_epochs"})
+    if not rs:
+        return None
+    parts = [("queue_us", "queue"), ("drain_us", "drain"), ("total_us", "total")]
+    multi = len({r.mpi for r in rs}) > 1
+    cols = [(r_mpi, c) for r_mpi in sorted({r.mpi for r in rs}) for c, _ in parts]
+    t = {}
+    for r in rs:
+        for c, _ in parts:
+            if c in r.counters and "epochs" in r.params:
+                t.setdefault(r.params["epochs"], {})[(r.mpi, c)] = r.counters[c]
+    head = ["epochs"] + ["%s%s" % (m + " " if multi else "", dict(parts)[c]) for m, c in cols]
+    comment = ["median µs per deferred epoch of R1_deferred_epochs (queue, drain, total)",
+               "column 1: epochs queued (K); then queue, drain and total per MPI"]
+    return {"r1_deferred.dat": table(comment, head, t, cols)}
+
+
+R2_SHAPES = ["create", "allocate", "allocate_unequal", "allocate_shared", "dynamic"]
+
+
+def fig_r2(own, every):
+    benches = ["R2_window_" + s for s in R2_SHAPES]
+    if not pick(own, benches):
+        return None
+    head, t, cols = per_mpi_bars(
+        every, benches, lambda r: (benches.index(r.bench), r.params.get("procs", 0)),
+        counter("window_us"), "shape")
+    comment = ["median window_us (µs: create + free) of R2_window_*, per MPI x series",
+               "column 1: shape and process count; then one column per MPI and series"]
+    return {"r2_windows.dat": table(comment, head, t, cols,
+                                    lambda k: "%s p=%s" % (R2_SHAPES[k[0]], k[1]))}
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
-           "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7}
+           "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
+           "r1_deferred": fig_r1, "r2_windows": fig_r2}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 

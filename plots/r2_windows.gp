@@ -1,0 +1,16 @@
+# r2_windows.gp — R2 figure: create + free of one window per shape, one bar per MPI x series.
+# Run by plot.py: gnuplot -e "datadir='DIR'; out='STEM'; term='png|pdf'; ncol=N" r2_windows.gp
+# Data: datadir/r2_windows.dat; column 1 shape and process count, then one column per MPI x series.
+if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
+else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
+set output out.'.'.term
+set grid ytics
+set key outside right top
+set title 'R2: window create + free (max over ranks, median)'
+set ylabel 'time (µs)'
+set logscale y
+set style data histograms
+set style histogram clustered gap 1
+set xtics nomirror rotate by 30 right
+set style fill solid 0.8 border -1
+plot for [i=2:ncol] datadir.'/r2_windows.dat' using i:xtic(1) title columnheader(i)
