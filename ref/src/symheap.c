@@ -29,19 +29,33 @@ static int allreduce_min(MPI_Comm comm, int v)
     return v;
 }
 
-static int bcast(MPI_Comm comm, void *buf, int n)
+static int bcast(MPI_Comm comm, void *buf, int n, int root)
 {
     MPI_Request r;
-    int rc = PMPI_Ibcast(buf, n, MPI_BYTE, 0, comm, &r);
+    int rc = PMPI_Ibcast(buf, n, MPI_BYTE, root, comm, &r);
     return rc != MPI_SUCCESS ? rc : nbr_wait_req(&r);
 }
 
-/* The leader's proposal for round `round`: first where its own kernel would place the mapping
- * (likely free everywhere: processes of one job have similar layouts), then random addresses in
- * the upper half of the user address space. */
-static uintptr_t propose(size_t total, int round)
+/* Rounds 0 .. NBR_SYM_KERNEL-1 (at most one per rank): rank `round` proposes where its own
+ * kernel would place the mapping (likely free everywhere: processes of one job have similar
+ * layouts, and a rank whose layout differs gets its turn too). Later rounds: random addresses in
+ * the upper half of the user address space, except under ThreadSanitizer, whose shadow memory
+ * occupies much of that range (a fixed mapping there aborts the process). */
+#define NBR_SYM_KERNEL 4
+#if defined(__SANITIZE_THREAD__)
+#define NBR_SYM_RANDOM 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NBR_SYM_RANDOM 0
+#endif
+#endif
+#ifndef NBR_SYM_RANDOM
+#define NBR_SYM_RANDOM 1
+#endif
+
+static uintptr_t propose(size_t total, int round, int kernel)
 {
-    if (round == 0) {
+    if (kernel) {
         void *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return 0;
@@ -57,8 +71,11 @@ static uintptr_t propose(size_t total, int round)
 
 void *nbr_sym_alloc(MPI_Comm comm, size_t total)
 {
-    int me;
-    PMPI_Comm_rank(comm, &me);
+    int me, n;
+    if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return NULL;
+    int kernel_rounds = n < NBR_SYM_KERNEL ? n : NBR_SYM_KERNEL;
+    int rounds = NBR_SYM_RANDOM ? NBR_SYM_TRIES : kernel_rounds;
     static unsigned serial;
     char name[64] = "";
     int fd = -1, ok = 1;
@@ -69,7 +86,7 @@ void *nbr_sym_alloc(MPI_Comm comm, size_t total)
         if (!ok)
             name[0] = '\0';
     }
-    if (bcast(comm, name, (int)sizeof name) != MPI_SUCCESS)
+    if (bcast(comm, name, (int)sizeof name, 0) != MPI_SUCCESS)
         ok = 0;
     if (me != 0 && name[0]) {
         fd = shm_open(name, O_RDWR, 0);
@@ -79,9 +96,10 @@ void *nbr_sym_alloc(MPI_Comm comm, size_t total)
     if (me == 0 && name[0])
         shm_unlink(name); /* everyone holds it open (or the attempt is over) */
     void *addr = NULL;
-    for (int round = 0; ok && round < NBR_SYM_TRIES && !addr; round++) {
-        uint64_t a = me == 0 ? (uint64_t)propose(total, round) : 0;
-        if (bcast(comm, &a, (int)sizeof a) != MPI_SUCCESS)
+    for (int round = 0; ok && round < rounds && !addr; round++) {
+        int kernel = round < kernel_rounds, root = kernel ? round : 0;
+        uint64_t a = me == root ? (uint64_t)propose(total, round, kernel) : 0;
+        if (bcast(comm, &a, (int)sizeof a, root) != MPI_SUCCESS)
             break;
         void *p = a ? mmap((void *)(uintptr_t)a, total, PROT_READ | PROT_WRITE,
                            MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0)
