@@ -3,7 +3,8 @@
  *
  * Every call checks, in order: the window is ref's (else forward), the target rank, that an
  * access epoch to the target is open, the datatypes, and that the target range lies inside the
- * target's window; then it moves the data. Contiguous predefined types take a short path (one
+ * target's window (one overflow-proof range check, nbr_range; docs/ref-internals.md, "Argument
+ * checks"); then it moves the data. A call that moves no byte stops after the epoch check. Contiguous predefined types take a short path (one
  * memcpy for mapped memory: paper 001 §2.4 keeps put/get near the hardware); other types walk
  * both type maps chunk by chunk (001's "maximal block" strategy). Accumulate-family calls run
  * under the target's accumulate lock, which gives MPI's element-wise atomicity and the default
