@@ -35,7 +35,7 @@ enum {
 /* Every named type of MPI-3.1 both headers define: handle, reduction class, representation.
  * Order matters only for aliases (MPI_C_COMPLEX == MPI_C_FLOAT_COMPLEX): the first name wins. */
 #define NBR_PREDEF(X)                                                                              \
-    X(MPI_CHAR, CHAR, CHAR_MIN < 0 ? RES_SINT : RES_UINT)                                           \
+    X(MPI_CHAR, CHAR, CHAR_MIN < 0 ? RES_SINT : RES_UINT)                                          \
     X(MPI_SIGNED_CHAR, CINT, RES_SINT)                                                             \
     X(MPI_UNSIGNED_CHAR, CINT, RES_UINT)                                                           \
     X(MPI_BYTE, BYTE, NBR_R_U8)                                                                    \

@@ -4,15 +4,15 @@
  * Every call checks, in order: the window is ref's (else forward), the target rank, that an
  * access epoch to the target is open, the datatypes, and that the target range lies inside the
  * target's window (one overflow-proof range check, nbr_range; docs/ref-internals.md, "Argument
- * checks"); then it moves the data. A call that moves no byte stops after the epoch check. Contiguous predefined types take a short path (one
- * memcpy for mapped memory: paper 001 §2.4 keeps put/get near the hardware); other types walk
- * both type maps chunk by chunk (001's "maximal block" strategy). Accumulate-family calls run
- * under the target's accumulate lock, which gives MPI's element-wise atomicity and the default
- * same-origin ordering for all of them alike. In a ready epoch everything completes inside the
- * call; in an epoch that is open but not ready yet (deferred behind an earlier epoch, waiting
- * for a post, a lock or the fence barrier) the call is checked, recorded and returns at once;
- * the progress engine carries it out on activation (paper 000 §VII-A), and flushes and the
- * R-variants' requests complete then. */
+ * checks"); then it moves the data. A call that moves no byte stops after the epoch check.
+ * Contiguous predefined types take a short path (one memcpy for mapped memory: paper 001 §2.4 keeps
+ * put/get near the hardware); other types walk both type maps chunk by chunk (001's "maximal block"
+ * strategy). Accumulate-family calls run under the target's accumulate lock, which gives MPI's
+ * element-wise atomicity and the default same-origin ordering for all of them alike. In a ready
+ * epoch everything completes inside the call; in an epoch that is open but not ready yet (deferred
+ * behind an earlier epoch, waiting for a post, a lock or the fence barrier) the call is checked,
+ * recorded and returns at once; the progress engine carries it out on activation (paper 000
+ * §VII-A), and flushes and the R-variants' requests complete then. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +91,8 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
         if (rc != MPI_ERR_RMA_RANGE)
             return nbr_err(w, call, rc, "rank %d's region table could not be read", rank);
         return nbr_err(w, call, MPI_ERR_RMA_RANGE,
-                       "address 0x%lx..0x%lx is not inside a region (or regions attached back to back) of rank %d",
+                       "address 0x%lx..0x%lx is not inside a region (or regions attached back to "
+                       "back) of rank %d",
                        (unsigned long)blo, (unsigned long)bhi, rank);
     }
     if (NBR_UNLIKELY(nbr_range(disp, t->disp_unit, lo, hi, t->size, off) != MPI_SUCCESS))
@@ -363,8 +364,8 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
     const nbr_dtype_t *od, *td;
     MPI_Aint off;
     int defer, nothing;
-    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off,
-                         &defer, &nothing);
+    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off, &defer,
+                         &nothing);
     if (rc != MPI_SUCCESS || nothing)
         return rc;
     if (defer)
@@ -408,8 +409,8 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
         ot = rt;
         ocount = rcount;
     }
-    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off,
-                         &defer, &nothing);
+    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off, &defer,
+                         &nothing);
     if (rc != MPI_SUCCESS)
         return rc;
     if (nothing || rcount == 0 || rd->size == 0) /* no byte to combine or to fetch */

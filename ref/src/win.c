@@ -593,7 +593,8 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
     w->flags = flags;
     w->base = base;
     int sym = 0;
-    if (flavor == MPI_WIN_FLAVOR_ALLOCATE && (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0) {
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE &&
+        (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0) {
         char why[160];
         snprintf(why, sizeof why,
                  "size %ld bytes on each of %d ranks exceeds what one address space can hold",

@@ -102,8 +102,9 @@ int main(int argc, char **argv)
                      cls);
         if (win != MPI_WIN_NULL)
             MPI_Win_free(&win);
-        tap_ok(ok, "MPI_Win_allocate of %ld bytes on each of %d ranks%s: MPI_ERR_NO_MEM or "
-                   "MPI_ERR_SIZE",
+        tap_ok(ok,
+               "MPI_Win_allocate of %ld bytes on each of %d ranks%s: MPI_ERR_NO_MEM or "
+               "MPI_ERR_SIZE",
                (long)huge[i], p, i ? " (the total wraps modulo 2^64)" : "");
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

@@ -35,7 +35,8 @@ int main(int argc, char **argv)
             bad++;
             tap_diag("%s on MPI_CHAR returned %s", name[i], conf_describe_rc(rc[i], s, sizeof s));
         }
-    tap_ok(bad == 0, "MPI_SUM, MPI_MAX, MPI_BXOR on MPI_CHAR are accepted (accumulate, fetch_and_op)");
+    tap_ok(bad == 0,
+           "MPI_SUM, MPI_MAX, MPI_BXOR on MPI_CHAR are accepted (accumulate, fetch_and_op)");
     int fetched[4] = {0}, g = got;
     MPI_Gather(&g, 1, MPI_INT, fetched, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -46,8 +47,8 @@ int main(int argc, char **argv)
                 seen |= 1 << fetched[i];
         if (seen != (1 << n) - 1)
             tap_diag("fetched values are not 0..%d each once", n - 1);
-        char exp[6] = {(char)n, (char)n, (char)(2 * n), (char)(3 * n), (char)(10 * n),
-                       (char)((1 << n) - 1)};
+        char exp[6] = {(char)n,       (char)n,        (char)(2 * n),
+                       (char)(3 * n), (char)(10 * n), (char)((1 << n) - 1)};
         for (int i = 0; i < 6; i++)
             if (mem[i] != exp[i]) {
                 tap_diag("byte %d of rank 0's window is %d, expected %d", i, mem[i], exp[i]);

@@ -23,32 +23,38 @@
 
 #include "nb_util.h"
 
-#define N 8  /* int64 slots per window */
-#define G 2  /* guard words each side (create windows) */
+#define N 8 /* int64 slots per window */
+#define G 2 /* guard words each side (create windows) */
 
 enum { T_I64, T_I32, T_F32, T_F64, T_BYTE, T_UNC, T_CONTIG, T_COUNT };
 static MPI_Datatype ty[T_COUNT];
 
 enum { C_PUT, C_GET, C_ACC, C_ACC_REPL, C_GACC, C_GACC_NOOP, C_FOP, C_CAS, C_RPUT, C_RACC, C_N };
-static const char *const call_name[C_N] = {
-    "MPI_Put", "MPI_Get", "MPI_Accumulate(SUM)", "MPI_Accumulate(REPLACE)",
-    "MPI_Get_accumulate(SUM)", "MPI_Get_accumulate(NO_OP)", "MPI_Fetch_and_op(SUM)",
-    "MPI_Compare_and_swap", "MPI_Rput", "MPI_Raccumulate(SUM)"};
+static const char *const call_name[C_N] = {"MPI_Put",
+                                           "MPI_Get",
+                                           "MPI_Accumulate(SUM)",
+                                           "MPI_Accumulate(REPLACE)",
+                                           "MPI_Get_accumulate(SUM)",
+                                           "MPI_Get_accumulate(NO_OP)",
+                                           "MPI_Fetch_and_op(SUM)",
+                                           "MPI_Compare_and_swap",
+                                           "MPI_Rput",
+                                           "MPI_Raccumulate(SUM)"};
 #define ALL_COUNTED                                                                                \
     (1u << C_PUT | 1u << C_GET | 1u << C_ACC | 1u << C_ACC_REPL | 1u << C_GACC | 1u << C_RPUT |    \
      1u << C_RACC)
-#define ALL (ALL_COUNTED | 1u << C_GACC_NOOP | 1u << C_FOP | 1u << C_CAS)
+#define ALL  (ALL_COUNTED | 1u << C_GACC_NOOP | 1u << C_FOP | 1u << C_CAS)
 #define ACCS (1u << C_ACC | 1u << C_ACC_REPL | 1u << C_GACC | 1u << C_RACC)
 
 typedef struct {
     const char *what;
-    unsigned calls;          /* which calls the row applies to */
-    int oc, tc, rc;          /* origin, target, result counts */
-    int ot, tt, rt;          /* T_* */
-    int raw;                 /* disp is a raw value, not a slot index */
-    MPI_Aint disp;           /* slot index (dynamic: from the attached base) or raw value */
-    int bad_rank;            /* target = group size */
-    int cls, cls_dyn;        /* expected class: static flavors, dynamic */
+    unsigned calls;   /* which calls the row applies to */
+    int oc, tc, rc;   /* origin, target, result counts */
+    int ot, tt, rt;   /* T_* */
+    int raw;          /* disp is a raw value, not a slot index */
+    MPI_Aint disp;    /* slot index (dynamic: from the attached base) or raw value */
+    int bad_rank;     /* target = group size */
+    int cls, cls_dyn; /* expected class: static flavors, dynamic */
 } row_t;
 
 #define AINT_TOP ((MPI_Aint)INTPTR_MAX)
@@ -57,8 +63,8 @@ static const row_t rows[] = {
      T_I64, 0, 0, 0, MPI_ERR_COUNT, MPI_ERR_COUNT},
     {"target count -1", ALL_COUNTED, 1, -1, 1, T_I64, T_I64, T_I64, 0, 0, 0, MPI_ERR_COUNT,
      MPI_ERR_COUNT},
-    {"origin count -1", ALL_COUNTED, -1, 1, 1, T_I64, T_I64, T_I64, 0, 0, 0,
-     MPI_ERR_COUNT, MPI_ERR_COUNT},
+    {"origin count -1", ALL_COUNTED, -1, 1, 1, T_I64, T_I64, T_I64, 0, 0, 0, MPI_ERR_COUNT,
+     MPI_ERR_COUNT},
     {"result count -1", 1u << C_GACC | 1u << C_GACC_NOOP, 1, 1, -1, T_I64, T_I64, T_I64, 0, 0, 0,
      MPI_ERR_COUNT, MPI_ERR_COUNT},
     {"target_disp -1", ALL, 1, 1, 1, T_I64, T_I64, T_I64, 0, -1, 0, MPI_ERR_DISP,
@@ -69,8 +75,8 @@ static const row_t rows[] = {
      ((MPI_Aint)1 << 61) - 1, 0, MPI_ERR_RMA_RANGE, MPI_ERR_RMA_RANGE},
     {"target_disp INTPTR_MAX-3", ALL, 1, 1, 1, T_I64, T_I64, T_I64, 1, AINT_TOP - 3, 0,
      MPI_ERR_RMA_RANGE, MPI_ERR_RMA_RANGE},
-    {"one element past the window", ALL, 1, 1, 1, T_I64, T_I64, T_I64, 0, N, 0,
-     MPI_ERR_RMA_RANGE, MPI_ERR_RMA_RANGE},
+    {"one element past the window", ALL, 1, 1, 1, T_I64, T_I64, T_I64, 0, N, 0, MPI_ERR_RMA_RANGE,
+     MPI_ERR_RMA_RANGE},
     {"two elements from the last slot", ALL_COUNTED, 2, 2, 2, T_I64, T_I64, T_I64, 0, N - 1, 0,
      MPI_ERR_RMA_RANGE, MPI_ERR_RMA_RANGE},
     {"target rank = group size", ALL, 1, 1, 1, T_I64, T_I64, T_I64, 0, 0, 1, MPI_ERR_RANK,
@@ -85,8 +91,8 @@ static const row_t rows[] = {
      T_UNC, T_I64, 0, 0, 0, MPI_ERR_TYPE, MPI_ERR_TYPE},
     {"result MPI_DOUBLE, target MPI_INT64_T", 1u << C_GACC | 1u << C_GACC_NOOP, 1, 1, 1, T_I64,
      T_I64, T_F64, 0, 0, 0, MPI_ERR_TYPE, MPI_ERR_TYPE},
-    {"result 2 x MPI_INT32_T, target MPI_INT64_T", 1u << C_GACC | 1u << C_GACC_NOOP, 1, 1, 2,
-     T_I64, T_I64, T_I32, 0, 0, 0, MPI_ERR_TYPE, MPI_ERR_TYPE},
+    {"result 2 x MPI_INT32_T, target MPI_INT64_T", 1u << C_GACC | 1u << C_GACC_NOOP, 1, 1, 2, T_I64,
+     T_I64, T_I32, 0, 0, 0, MPI_ERR_TYPE, MPI_ERR_TYPE},
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 

@@ -74,8 +74,7 @@ static void run(int create, int fence)
         }
     const char *how = create ? "MPI_Win_create" : "MPI_Win_allocate";
     const char *ep = fence ? "fence" : "lock_all";
-    tap_ok(bad == 0, "%s, %s: %d RMA calls that move no byte succeed (%d do not)", how, ep, n,
-           bad);
+    tap_ok(bad == 0, "%s, %s: %d RMA calls that move no byte succeed (%d do not)", how, ep, n, bad);
     double exp[N];
     for (int i = 0; i < N; i++)
         exp[i] = (double)conf_val(1, conf_rank, i);
