@@ -6,6 +6,7 @@
 #include "dtype.h"
 #include "nbr.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -34,7 +35,7 @@ enum {
 /* Every named type of MPI-3.1 both headers define: handle, reduction class, representation.
  * Order matters only for aliases (MPI_C_COMPLEX == MPI_C_FLOAT_COMPLEX): the first name wins. */
 #define NBR_PREDEF(X)                                                                              \
-    X(MPI_CHAR, NONE, NBR_R_NONE)                                                                  \
+    X(MPI_CHAR, CHAR, CHAR_MIN < 0 ? RES_SINT : RES_UINT)                                          \
     X(MPI_SIGNED_CHAR, CINT, RES_SINT)                                                             \
     X(MPI_UNSIGNED_CHAR, CINT, RES_UINT)                                                           \
     X(MPI_BYTE, BYTE, NBR_R_U8)                                                                    \
@@ -824,6 +825,38 @@ int nbr_dtype_get(MPI_Datatype type, const nbr_dtype_t **out)
         return rc == MPI_ERR_NO_MEM ? rc : MPI_ERR_TYPE;
     *out = val;
     return MPI_SUCCESS;
+}
+
+/* ---- committed? ------------------------------------------------------------------------------ */
+
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static MPI_Comm self_comm = MPI_COMM_NULL; /* MPI_COMM_SELF's twin, errors returned */
+
+static void self_init(void)
+{
+    MPI_Comm c;
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &c) != MPI_SUCCESS)
+        return;
+    if (PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
+        PMPI_Comm_free(&c);
+        return;
+    }
+    self_comm = c;
+}
+
+int nbr_dtype_committed(const nbr_dtype_t *d)
+{
+    if (d->predefined || __atomic_load_n(&d->committed, __ATOMIC_RELAXED))
+        return 1;
+    pthread_once(&self_once, self_init);
+    if (self_comm == MPI_COMM_NULL)
+        return 1; /* cannot ask: let the call through rather than refuse a good type */
+    char buf[1];
+    int pos = 0;
+    if (PMPI_Pack(buf, 0, d->type, buf, 0, &pos, self_comm) != MPI_SUCCESS)
+        return 0;
+    __atomic_store_n(&((nbr_dtype_t *)d)->committed, 1, __ATOMIC_RELAXED);
+    return 1;
 }
 
 /* ---- span ------------------------------------------------------------------------------------ */

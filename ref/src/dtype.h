@@ -29,6 +29,7 @@ typedef struct nbr_dtype {
     int nelem;             /* runs of whole `basic` elements laid out as a C array (len = n *
                               basic_extent), for accumulate; same as seg unless basic is padded */
     const nbr_seg_t *elem;
+    int committed; /* known committed (commit cannot be undone); see nbr_dtype_committed */
 } nbr_dtype_t;
 
 /* The flattening of `type` (never NULL on success). MPI_SUCCESS, or MPI_ERR_TYPE with the reason
@@ -37,6 +38,11 @@ typedef struct nbr_dtype {
 int nbr_dtype_get(MPI_Datatype type, const nbr_dtype_t **out);
 /* Why the calling thread's last failed nbr_dtype_get failed. */
 const char *nbr_dtype_error(void);
+
+/* 1 when the type may be used for communication (predefined, or MPI_Type_commit'ed), else 0.
+ * The MPI has no query for it: the vendor is asked once per type by packing zero elements
+ * (both MPICH and Open MPI refuse an uncommitted type there), and a yes is remembered. */
+int nbr_dtype_committed(const nbr_dtype_t *d);
 
 /* Derived-type flattenings currently cached (they go when their types are freed): leak checks. */
 long nbr_dtype_cached(void);
@@ -98,7 +104,8 @@ enum {
     NBR_CLS_COMPLEX,
     NBR_CLS_BYTE,
     NBR_CLS_MULTI, /* MPI_AINT, MPI_OFFSET, MPI_COUNT */
-    NBR_CLS_PAIR
+    NBR_CLS_PAIR,
+    NBR_CLS_CHAR /* MPI_CHAR: in no group, yet both vendors reduce it as a C integer (op.c) */
 };
 
 /* C representations of one element: the set of kernels op.c instantiates.

@@ -58,6 +58,9 @@ static const unsigned allowed[] = {
     [NBR_CLS_BYTE] = BITS,
     [NBR_CLS_MULTI] = ARITH | BITS,
     [NBR_CLS_PAIR] = B(MAXLOC) | B(MINLOC),
+    /* An extension: MPI-3.1 puts MPI_CHAR in no group, but MPICH and Open MPI both accumulate it
+     * like a C integer (char's own signedness) and programs rely on it (docs/ref-internals.md). */
+    [NBR_CLS_CHAR] = ARITH | LOGIC | BITS,
 };
 
 int nbr_op_check(MPI_Op op, MPI_Datatype basic)

@@ -3,15 +3,17 @@
  *
  * Every call checks, in order: the window is ref's (else forward), the target rank, that an
  * access epoch to the target is open, the datatypes, and that the target range lies inside the
- * target's window; then it moves the data. Contiguous predefined types take a short path (one
- * memcpy for mapped memory: paper 001 §2.4 keeps put/get near the hardware); other types walk
- * both type maps chunk by chunk (001's "maximal block" strategy). Accumulate-family calls run
- * under the target's accumulate lock, which gives MPI's element-wise atomicity and the default
- * same-origin ordering for all of them alike. In a ready epoch everything completes inside the
- * call; in an epoch that is open but not ready yet (deferred behind an earlier epoch, waiting
- * for a post, a lock or the fence barrier) the call is checked, recorded and returns at once;
- * the progress engine carries it out on activation (paper 000 §VII-A), and flushes and the
- * R-variants' requests complete then. */
+ * target's window (one overflow-proof range check, nbr_range; docs/ref-internals.md, "Argument
+ * checks"); then it moves the data. A call that moves no byte stops after the epoch check.
+ * Contiguous predefined types take a short path (one memcpy for mapped memory: paper 001 §2.4 keeps
+ * put/get near the hardware); other types walk both type maps chunk by chunk (001's "maximal block"
+ * strategy). Accumulate-family calls run under the target's accumulate lock, which gives MPI's
+ * element-wise atomicity and the default same-origin ordering for all of them alike. In a ready
+ * epoch everything completes inside the call; in an epoch that is open but not ready yet (deferred
+ * behind an earlier epoch, waiting for a post, a lock or the fence barrier) the call is checked,
+ * recorded and returns at once; the progress engine carries it out on activation (paper 000
+ * §VII-A), and flushes and the R-variants' requests complete then. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +30,34 @@ static inline int may_access(nbr_win_t *w, int rank)
     return w->all_direct || w->t[rank].direct;
 }
 
+/* The one range check every path shares (docs/ref-internals.md, "Argument checks"): the
+ * bytes [lo, hi) of an access, relative to target_disp × disp_unit, lie inside [0, size).
+ * Overflow-proof: the product is checked, and the sums are formed only after the bounds show
+ * they cannot wrap. *off gets the byte displacement. MPI_SUCCESS, MPI_ERR_DISP (negative),
+ * MPI_ERR_RMA_RANGE (outside, or not representable). */
+static inline int nbr_range(MPI_Aint disp, int disp_unit, MPI_Aint lo, MPI_Aint hi, MPI_Aint size,
+                            MPI_Aint *off)
+{
+    if (disp < 0)
+        return MPI_ERR_DISP;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)disp_unit, off))
+        return MPI_ERR_RMA_RANGE;
+    /* 0 <= *off, so *off + lo cannot wrap; *off + hi is compared without forming it. */
+    if (*off + lo < 0)
+        return MPI_ERR_RMA_RANGE;
+    if (hi > size || *off > size - hi)
+        return MPI_ERR_RMA_RANGE;
+    return MPI_SUCCESS;
+}
+
 /* Validate rank/epoch/range; on success *off is the target byte displacement of byte 0 and
- * *defer says the covering epoch is not ready: record the call instead of moving data. */
+ * *defer says the covering epoch is not ready: record the call instead of moving data. A call
+ * that touches no target byte (lo == hi) has no range to check. */
 static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp, MPI_Aint lo,
                         MPI_Aint hi, MPI_Aint *off, int *defer)
 {
     *defer = 0;
+    *off = 0;
     if (NBR_UNLIKELY(rank < 0 || rank >= w->size))
         return nbr_err(w, call, MPI_ERR_RANK, "target_rank %d is not in the window's group of %d",
                        rank, w->size);
@@ -47,25 +71,35 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
     }
     if (NBR_UNLIKELY(disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
         return nbr_err(w, call, MPI_ERR_DISP, "target_disp %ld is negative", (long)disp);
+    if (lo == hi)
+        return MPI_SUCCESS;
     const nbr_target_t *t = &w->t[rank];
-    MPI_Aint b = disp * t->disp_unit;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* disp is an absolute address (MPI_Aint may hold the upper half as negative): check
+         * that disp + lo .. disp + hi exist before asking whether they are attached. */
+        MPI_Aint b, blo, bhi;
+        if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &b) ||
+            __builtin_add_overflow(b, lo, &blo) || __builtin_add_overflow(b, hi, &bhi))
+            return nbr_err(w, call, MPI_ERR_RMA_RANGE,
+                           "target_disp %ld x disp_unit %d + %ld bytes is not an address",
+                           (long)disp, t->disp_unit, (long)hi);
         if (*defer) /* the target may attach before it exposes: checked when carried out */
             return *off = b, MPI_SUCCESS;
-        int rc = nbr_region_check(w, rank, b + lo, b + hi);
+        int rc = nbr_region_check(w, rank, blo, bhi);
         if (rc == MPI_SUCCESS)
             return *off = b, MPI_SUCCESS;
         if (rc != MPI_ERR_RMA_RANGE)
             return nbr_err(w, call, rc, "rank %d's region table could not be read", rank);
         return nbr_err(w, call, MPI_ERR_RMA_RANGE,
-                       "address 0x%lx..0x%lx is not inside a region (or regions attached back to back) of rank %d",
-                       (unsigned long)(b + lo), (unsigned long)(b + hi), rank);
+                       "address 0x%lx..0x%lx is not inside a region (or regions attached back to "
+                       "back) of rank %d",
+                       (unsigned long)blo, (unsigned long)bhi, rank);
     }
-    if (NBR_UNLIKELY(b + lo < 0 || b + hi > t->size) && hi > lo)
+    if (NBR_UNLIKELY(nbr_range(disp, t->disp_unit, lo, hi, t->size, off) != MPI_SUCCESS))
         return nbr_err(w, call, MPI_ERR_RMA_RANGE,
-                       "bytes %ld..%ld at target_disp %ld exceed rank %d's window of %ld bytes",
-                       (long)(b + lo), (long)(b + hi), (long)disp, rank, (long)t->size);
-    *off = b;
+                       "bytes %ld..%ld from target_disp %ld x disp_unit %d exceed rank %d's "
+                       "window of %ld bytes",
+                       (long)lo, (long)hi, (long)disp, t->disp_unit, rank, (long)t->size);
     return MPI_SUCCESS;
 }
 
@@ -112,8 +146,19 @@ static int types(nbr_win_t *w, const char *call, MPI_Datatype ot, MPI_Datatype t
         return nbr_err(w, call, MPI_ERR_TYPE, "origin_datatype is not a valid datatype");
     if (nbr_dtype_get(tt, td) != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_TYPE, "target_datatype is not a valid datatype");
+    if (!nbr_dtype_committed(*od) || !nbr_dtype_committed(*td))
+        return nbr_err(w, call, MPI_ERR_TYPE, "%s is not committed (call MPI_Type_commit first)",
+                       nbr_dtype_committed(*od) ? "target_datatype" : "origin_datatype");
     pre_remember(*od);
     return MPI_SUCCESS;
+}
+
+/* A call that moves no byte (a zero count or a zero-size type on either side) is a no-op
+ * whatever the other side's types (MPI-3.1 §11.3: no data, no type matching to do). */
+static inline int moves_nothing(int ocount, const nbr_dtype_t *od, int tcount,
+                                const nbr_dtype_t *td)
+{
+    return ocount == 0 || od->size == 0 || tcount == 0 || td->size == 0;
 }
 
 /* Move data between an origin buffer and target memory, chunk by chunk. */
@@ -147,11 +192,15 @@ static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int 
                                                               MPI_Datatype tt)
 {
     const nbr_dtype_t *d = pre_lookup(ot);
-    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size || disp < 0)
+    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size ||
+        (disp | ocount) < 0)
         return 0;
     nbr_target_t *t = &w->t[rank];
-    MPI_Aint off = disp * t->disp_unit, n = (MPI_Aint)ocount * d->size;
-    if (!t->base || !may_access(w, rank) || off + n > t->size ||
+    MPI_Aint off, n = (MPI_Aint)ocount * d->size;
+    /* nbr_range's check in two instructions: off and n are in [0, 2^63), so their unsigned sum
+     * cannot wrap. */
+    if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
+        !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return 0;
     write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
@@ -174,6 +223,8 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
         return rc;
     MPI_Aint lo, hi, off;
     int defer;
+    if (moves_nothing(ocount, od, tcount, td))
+        return target_check(w, call, rank, disp, 0, 0, &off, &defer);
     nbr_dtype_span(td, tcount, &lo, &hi);
     if ((rc = target_check(w, call, rank, disp, lo, hi, &off, &defer)) != MPI_SUCCESS)
         return rc;
@@ -232,31 +283,37 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
     return MPI_SUCCESS;
 }
 
-/* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. */
+/* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. *nothing: the call
+ * moves no byte (checked for rank and epoch only; the caller returns at once). */
 static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype ot, int rank,
                        MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op, int no_op_ok,
-                       const nbr_dtype_t **od, const nbr_dtype_t **td, MPI_Aint *off, int *defer)
+                       const nbr_dtype_t **od, const nbr_dtype_t **td, MPI_Aint *off, int *defer,
+                       int *nothing)
 {
+    *nothing = 0;
     if (ocount < 0 || tcount < 0)
         return nbr_err(w, call, MPI_ERR_COUNT, "count %d is negative",
                        ocount < 0 ? ocount : tcount);
     int rc = types(w, call, ot, tt, od, td);
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((*td)->basic == MPI_DATATYPE_NULL)
-        return nbr_err(w, call, MPI_ERR_TYPE,
-                       "target_datatype %s mixes predefined types; accumulate needs one",
-                       nbr_dtype_name(tt));
     if (op == MPI_NO_OP && !no_op_ok)
         return nbr_err(w, call, MPI_ERR_OP,
                        "MPI_NO_OP is only for MPI_Get_accumulate and "
                        "MPI_Fetch_and_op");
+    if ((*nothing = moves_nothing(ocount, *od, tcount, *td)))
+        return target_check(w, call, rank, disp, 0, 0, off, defer);
+    if ((*td)->basic == MPI_DATATYPE_NULL)
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "target_datatype %s mixes predefined types; accumulate needs one",
+                       nbr_dtype_name(tt));
+    /* MPI-3.1 §11.3.4: both types built from one predefined type, MPI_REPLACE included. */
+    if (op != MPI_NO_OP && !nbr_dtype_same_basic(*od, *td))
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "origin (%s) and target (%s) are not built from the same predefined type",
+                       nbr_dtype_name((*od)->basic != MPI_DATATYPE_NULL ? (*od)->basic : ot),
+                       nbr_dtype_name((*td)->basic));
     if (op != MPI_NO_OP && op != MPI_REPLACE) {
-        if (!nbr_dtype_same_basic(*od, *td))
-            return nbr_err(
-                w, call, MPI_ERR_TYPE,
-                "origin (%s) and target (%s) are not built from the same predefined type",
-                nbr_dtype_name(ot), nbr_dtype_name(tt));
         if (nbr_op_check(op, (*td)->basic) != MPI_SUCCESS)
             return nbr_err(w, call, MPI_ERR_OP, "%s is not defined on %s", nbr_op_name(op),
                            nbr_dtype_name((*td)->basic));
@@ -279,8 +336,9 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return 0;
     nbr_target_t *t = &w->t[rank];
-    MPI_Aint off = disp * t->disp_unit, n = (MPI_Aint)count * d->size;
-    if (!t->base || !may_access(w, rank) || off + n > t->size ||
+    MPI_Aint off, n = (MPI_Aint)count * d->size;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
+        !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
         (op != MPI_REPLACE && op != MPI_NO_OP && nbr_op_check(op, type) != MPI_SUCCESS) ||
         (op == MPI_NO_OP && !rbuf))
         return 0;
@@ -305,10 +363,10 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td;
     MPI_Aint off;
-    int defer;
-    int rc =
-        acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off, &defer);
-    if (rc != MPI_SUCCESS)
+    int defer, nothing;
+    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off, &defer,
+                         &nothing);
+    if (rc != MPI_SUCCESS || nothing)
         return rc;
     if (defer)
         return record(w, &(nbr_rec_t){.kind = NBR_RC_ACC,
@@ -338,18 +396,31 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td, *rd;
     MPI_Aint off;
-    int defer;
+    int defer, nothing;
+    if (rcount < 0)
+        return nbr_err(w, call, MPI_ERR_COUNT, "result_count %d is negative", rcount);
+    if (nbr_dtype_get(rt, &rd) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_TYPE, "result_datatype is not a valid datatype");
+    if (!nbr_dtype_committed(rd))
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "result_datatype is not committed (call MPI_Type_commit first)");
     if (op == MPI_NO_OP) { /* origin arguments are ignored */
         obuf = NULL;
         ot = rt;
         ocount = rcount;
     }
-    int rc =
-        acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off, &defer);
+    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off, &defer,
+                         &nothing);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (rcount < 0 || nbr_dtype_get(rt, &rd) != MPI_SUCCESS)
-        return nbr_err(w, call, MPI_ERR_TYPE, "result buffer: invalid count or datatype");
+    if (nothing || rcount == 0 || rd->size == 0) /* no byte to combine or to fetch */
+        return MPI_SUCCESS;
+    /* MPI-3.1 §11.3.4: the result buffer holds target elements, so the same predefined type. */
+    if (!nbr_dtype_same_basic(rd, td))
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "result (%s) and target (%s) are not built from the same predefined type",
+                       nbr_dtype_name(rd->basic != MPI_DATATYPE_NULL ? rd->basic : rt),
+                       nbr_dtype_name(td->basic));
     if (defer)
         return record(w, &(nbr_rec_t){.kind = NBR_RC_GACC,
                                       .rank = rank,

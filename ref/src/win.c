@@ -552,9 +552,17 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm co
         nbr_wait_req(&r) != MPI_SUCCESS || v[0] != -v[1] || v[2] != -v[3] || v[0] == 0)
         return 0;
     int n = w->size, me = w->rank;
-    size_t align = size >= 4096 ? 4096 : NBR_CACHELINE;
-    w->sym_stride = ((size_t)size + align - 1) & ~(align - 1);
-    w->sym_total = (w->sym_stride * (size_t)n + 4095) & ~(size_t)4095;
+    size_t align = size >= 4096 ? 4096 : NBR_CACHELINE, stride, total;
+    /* Every rank computes the same (size and n agree), so all refuse together. An object larger
+     * than MPI_Aint can describe could never be addressed by target_disp either. */
+    if (__builtin_add_overflow((size_t)size, align - 1, &stride) ||
+        __builtin_mul_overflow(stride & ~(align - 1), (size_t)n, &total) ||
+        total > (size_t)NBR_AINT_MAX - 4095) {
+        *rc = MPI_ERR_NO_MEM;
+        return -1;
+    }
+    w->sym_stride = stride & ~(align - 1);
+    w->sym_total = (total + 4095) & ~(size_t)4095;
     w->sym = nbr_sym_alloc(comm, w->sym_total);
     if (!w->sym) {
         if (nbr_cfg.VERBOSE && me == 0)
@@ -585,8 +593,14 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
     w->flags = flags;
     w->base = base;
     int sym = 0;
-    if (flavor == MPI_WIN_FLAVOR_ALLOCATE && (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0)
-        return win_abandon(w, comm, call, rc, "symmetric allocation failed");
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE &&
+        (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "size %ld bytes on each of %d ranks exceeds what one address space can hold",
+                 (long)size, w->size);
+        return win_abandon(w, comm, call, rc, why);
+    }
     if (flavor == MPI_WIN_FLAVOR_SHARED || (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym))
         rc = data_handle(w, size, disp_unit, info, comm);
     else

@@ -1,7 +1,9 @@
 /* test_symheap.c — symmetric allocation of MPI_Win_allocate (paper 001 §2.2), on 3 ranks: with
  * equal sizes every rank's window memory sits at the same address in every process (what rank r
  * calls its base is what every other process finds for rank r), data moves through it, unequal
- * sizes fall back to separate segments, and freeing leaves no mapping behind. */
+ * sizes fall back to separate segments, freeing leaves no mapping behind, and sizes whose total
+ * would not fit (or would wrap) are refused. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +34,7 @@ int main(int argc, char **argv)
 
     long *base;
     MPI_Win win;
+    int rc;
     MPI_Win_allocate(100 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     nbr_win_t *w = nbr_win_find(win);
     tap_ok(w && w->sym, "equal sizes: the window is allocated symmetrically");
@@ -78,7 +81,35 @@ int main(int argc, char **argv)
            "50 symmetric windows allocated and freed: %d mappings before, %d "
            "after",
            before, after);
-    int rc = tap_done();
+    /* Sizes whose total over p ranks exceeds the address space, or wraps modulo 2^64 (issue 9
+     * item 7: 4 x (2^62 + 4096) wrapped to 16 KiB and "succeeded"): refused on every rank with
+     * MPI_ERR_NO_MEM or MPI_ERR_SIZE, no window, nothing touched. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Aint huge[2] = {((MPI_Aint)1 << 62) + 4096,
+                        (MPI_Aint)((UINT64_MAX / (uint64_t)p & ~(uint64_t)4095) + 8192)};
+    for (int i = 0; i < 2; i++) {
+        if (p < 3 && i == 1) { /* p x size cannot wrap with size <= INTPTR_MAX */
+            tap_skip(1, "needs 3 ranks or more");
+            continue;
+        }
+        win = MPI_WIN_NULL;
+        rc = MPI_Win_allocate(huge[i], 8, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        int ok = (cls == MPI_ERR_NO_MEM || cls == MPI_ERR_SIZE) && win == MPI_WIN_NULL;
+        if (!ok)
+            tap_diag("MPI_Win_allocate(%ld bytes) on %d ranks returned class %d", (long)huge[i], p,
+                     cls);
+        if (win != MPI_WIN_NULL)
+            MPI_Win_free(&win);
+        tap_ok(ok,
+               "MPI_Win_allocate of %ld bytes on each of %d ranks%s: MPI_ERR_NO_MEM or "
+               "MPI_ERR_SIZE",
+               (long)huge[i], p, i ? " (the total wraps modulo 2^64)" : "");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    rc = tap_done();
     MPI_Finalize();
     return rc;
 }
