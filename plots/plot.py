@@ -356,9 +356,35 @@ def fig_r2(own, every):
                                     lambda k: "%s p=%s" % (R2_SHAPES[k[0]], k[1]))}
 
 
+# ---- G: application kernels (docs/apps.md) -------------------------------------------------
+
+def app_bars(benches, value, rowparams, comment):
+    """Bars per MPI x series (ref-nb+A_A_A_R and other series names after ref-nb), one bar group
+    per combination of the row parameters (e.g. procs): the common shape of the G figures."""
+    def build(own, every):
+        if not pick(own, benches):
+            return None
+        head, t, cols = per_mpi_bars(
+            every, benches,
+            lambda r: tuple(r.params.get(k, 0) for k in rowparams) + (
+                (r.bench if len(benches) > 1 else ""), param_label(r.params, rowparams)),
+            counter(value), "case")
+        return table(comment, head, t, cols,
+                     lambda k: ("%s %s" % (k[-2].split("_", 1)[-1], k[-1])).strip())
+    return build
+
+
+def fig_g1(own, every):
+    got = app_bars({"G1_transactions"}, "transactions_per_s", ("procs",),
+                   ["median transactions_per_s of G1_transactions, per MPI x series",
+                    "column 1: process count; then one column per MPI and series"])(own, every)
+    return {"g1_transactions.dat": got} if got else None
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
-           "r1_deferred": fig_r1, "r2_windows": fig_r2}
+           "r1_deferred": fig_r1, "r2_windows": fig_r2,
+           "g1_transactions": fig_g1}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 
