@@ -389,6 +389,14 @@ def fig_g3(own, every):
     return {"g3_radix.dat": got} if got else None
 
 
+def fig_g4(own, every):
+    got = app_bars({"G4_hashtable"}, "inserts_per_s", ("impl", "procs", "inserts"),
+                   ["median inserts_per_s of G4_hashtable (all ranks), per MPI x series",
+                    "column 1: implementation (rma, am = point-to-point active messages), "
+                    "process count, inserts per rank; then one column per MPI and series"])(own, every)
+    return {"g4_hashtable.dat": got} if got else None
+
+
 def fig_g5(own, every):
     got = app_bars({"G5_dsde"}, "exchange_us", ("proto", "procs", "k"),
                    ["median exchange_us (µs per exchange) of G5_dsde, per MPI x series",
@@ -400,7 +408,7 @@ def fig_g5(own, every):
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2,
-           "g1_transactions": fig_g1, "g3_radix": fig_g3,
+           "g1_transactions": fig_g1, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
