@@ -381,6 +381,19 @@ def fig_g1(own, every):
     return {"g1_transactions.dat": got} if got else None
 
 
+def fig_g2(own, every):
+    files = {}
+    for ctr, stem, what in (("lu_us", "time", "median lu_us (µs per factorization)"),
+                            ("mpi_share", "share", "median mpi_us / lu_us (share of time in MPI)")):
+        got = app_bars({"G2_lu"}, ctr, ("sync", "procs", "m"),
+                       ["%s of G2_lu, per MPI x series" % what,
+                        "column 1: synchronization, process count, matrix order; then one column "
+                        "per MPI and series"])(own, every)
+        if got:
+            files["g2_lu.%s.dat" % stem] = got
+    return files or None
+
+
 def fig_g3(own, every):
     got = app_bars({"G3_radix"}, "keys_per_s", ("procs", "keys", "bits"),
                    ["median keys_per_s of G3_radix (sorted keys per second, all ranks), per MPI "
@@ -408,7 +421,7 @@ def fig_g5(own, every):
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2,
-           "g1_transactions": fig_g1, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
+           "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
