@@ -12,10 +12,10 @@
  * (1: damage one value after the run, before verification; the run must then fail). */
 extern long nba_seed, nba_corrupt;
 #define NBA_COMMON_OPTS                                                                            \
-    {"seed", "random seed of targets, offsets and keys (default 0: a new one per case)",          \
+    {"seed", "random seed of targets, offsets and keys (default 0: a new one per case)",           \
      &nba_seed, 0, 0x7fffffffL},                                                                   \
     {                                                                                              \
-        "corrupt", "1: damage one value after the run; verification must then fail (default 0)",  \
+        "corrupt", "1: damage one value after the run; verification must then fail (default 0)",   \
             &nba_corrupt, 0, 1                                                                     \
     }
 

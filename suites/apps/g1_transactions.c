@@ -52,8 +52,9 @@ static void transaction(g1_t *g)
     }
     for (long u = 0; u < n_updates; u++) {
         MPI_Aint off = (MPI_Aint)nba_rng_below(&g->rng, (uint64_t)n_counters) * 8;
-        NBH_MPI(c, MPI_Accumulate(&g->value, 1, MPI_INT64_T, target, nbh_win_disp(&g->w, target, off),
-                                  1, MPI_INT64_T, MPI_SUM, g->w.win));
+        NBH_MPI(c,
+                MPI_Accumulate(&g->value, 1, MPI_INT64_T, target, nbh_win_disp(&g->w, target, off),
+                               1, MPI_INT64_T, MPI_SUM, g->w.win));
     }
     g->sent[target] += n_updates * g->value;
     if (c->op == OP_NB) {
@@ -119,8 +120,8 @@ static void run(gb_state_t *st, void *arg)
         sum += ctr[i];
     nbh_win_self_unlock(&g.w, c);
     if (nbh_verify(st, c, sum == g.sent[me],
-                   "rank %d's counters sum to %lld, the other ranks added %lld", me,
-                   (long long)sum, (long long)g.sent[me])) {
+                   "rank %d's counters sum to %lld, the other ranks added %lld", me, (long long)sum,
+                   (long long)g.sent[me])) {
         nbh_rec_report(&rec, st);
         double med = nbh_rec_median(&rec, 0);
         if (med > 0)

@@ -274,8 +274,8 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
     const char *sn = nbh_series_name(s);
     nbh_add_case(ctx, s, SYNC_GATS, (size_t)m_size, run, "G2_lu/%s/sync:gats/procs:%d/m:%ld", sn,
                  ctx->nranks, m_size);
-    nbh_add_case(ctx, s, SYNC_FENCE, (size_t)m_size, run, "G2_lu/%s/sync:fence/procs:%d/m:%ld",
-                 sn, ctx->nranks, m_size);
+    nbh_add_case(ctx, s, SYNC_FENCE, (size_t)m_size, run, "G2_lu/%s/sync:fence/procs:%d/m:%ld", sn,
+                 ctx->nranks, m_size);
 }
 
 int main(int argc, char **argv)

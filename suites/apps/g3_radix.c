@@ -64,8 +64,10 @@ static void sort(g3_t *g)
     for (long p = 0; p < g->passes; p++) {
         MPI_Request r[2];
         memcpy(g->sent, g->cnt, (size_t)R * sizeof *g->sent); /* cnt changes below */
-        NBH_MPI(c, MPI_Iexscan(g->sent, g->before, (int)R, MPI_INT64_T, MPI_SUM, c->ctx->comm, &r[0]));
-        NBH_MPI(c, MPI_Iallreduce(g->sent, g->tot, (int)R, MPI_INT64_T, MPI_SUM, c->ctx->comm, &r[1]));
+        NBH_MPI(c,
+                MPI_Iexscan(g->sent, g->before, (int)R, MPI_INT64_T, MPI_SUM, c->ctx->comm, &r[0]));
+        NBH_MPI(c,
+                MPI_Iallreduce(g->sent, g->tot, (int)R, MPI_INT64_T, MPI_SUM, c->ctx->comm, &r[1]));
         /* Local counting sort by this digit while the counts travel. */
         int64_t start = 0;
         for (long b = 0; b < R; b++) {
@@ -169,7 +171,8 @@ static void run(gb_state_t *st, void *arg)
                 bad = i;
         uint64_t mine[2] = {g.keys[0], g.keys[n_keys - 1]}, prev_last = 0;
         MPI_Request r[2];
-        NBH_MPI(c, MPI_Irecv(&prev_last, 1, MPI_UINT64_T, (me + n - 1) % n, 7, c->ctx->comm, &r[0]));
+        NBH_MPI(c,
+                MPI_Irecv(&prev_last, 1, MPI_UINT64_T, (me + n - 1) % n, 7, c->ctx->comm, &r[0]));
         NBH_MPI(c, MPI_Isend(&mine[1], 1, MPI_UINT64_T, (me + 1) % n, 7, c->ctx->comm, &r[1]));
         NBH_MPI(c, nbh_wait(&r[0]));
         NBH_MPI(c, nbh_wait(&r[1]));
@@ -186,8 +189,9 @@ static void run(gb_state_t *st, void *arg)
             snprintf(why, sizeof why, "rank %d's first key is below rank %d's last", me, me - 1);
         } else if (ok && (sums[0] != sums[1] || xs[0] != xs[1])) {
             ok = 0;
-            snprintf(why, sizeof why, "the sorted keys are not a permutation of the input "
-                                      "(checksums differ)");
+            snprintf(why, sizeof why,
+                     "the sorted keys are not a permutation of the input "
+                     "(checksums differ)");
         }
     }
     if (nbh_verify(st, c, ok, "sample %ld: %s", sample, why)) {

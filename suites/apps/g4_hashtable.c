@@ -31,12 +31,12 @@ static long n_slots = 2048, n_inserts = 1024, batch = 16;
 typedef struct {
     long S, H;
 } layout_t;
-#define W_FREE 0
-#define W_SLOT(L, s) (1 + (s))
-#define W_HEAD(L, s) (1 + (L).S + (s))
-#define W_HKEY(L, i) (1 + 2 * (L).S + (i))
+#define W_FREE        0
+#define W_SLOT(L, s)  (1 + (s))
+#define W_HEAD(L, s)  (1 + (L).S + (s))
+#define W_HKEY(L, i)  (1 + 2 * (L).S + (i))
 #define W_HNEXT(L, i) (1 + 2 * (L).S + (L).H + (i))
-#define W_TOTAL(L) (1 + 2 * (L).S + 2 * (L).H)
+#define W_TOTAL(L)    (1 + 2 * (L).S + 2 * (L).H)
 
 /* Keys: a bijection (odd multiplier, then xor-shift) of (sender + 1, sample, index), so they are
  * distinct and never 0, and an owner can decode and check every key it holds. */
@@ -62,8 +62,8 @@ static uint64_t key_hash(uint64_t k)
 typedef struct {
     const nbh_case_t *c;
     layout_t L;
-    nbh_win_t w;     /* impl:rma */
-    int64_t *vol;    /* this rank's volume (window memory or, impl:am, plain memory) */
+    nbh_win_t w;                  /* impl:rma */
+    int64_t *vol;                 /* this rank's volume (window memory or, impl:am, plain memory) */
     int64_t *sent_cnt, *sent_sum; /* per owner */
     uint64_t *keys, *res;
     int *owner;
@@ -198,8 +198,7 @@ static void inserts_am(g4_t *g)
             else
                 insert_local(g, in);
             if (done_from < n - 1)
-                NBH_MPI(c, MPI_Irecv(&in, 1, MPI_UINT64_T, MPI_ANY_SOURCE, tag, c->ctx->comm,
-                                     &rr));
+                NBH_MPI(c, MPI_Irecv(&in, 1, MPI_UINT64_T, MPI_ANY_SOURCE, tag, c->ctx->comm, &rr));
             continue;
         }
         if (inflight == batch || next == n_inserts) { /* recycle the send slots */
@@ -220,8 +219,8 @@ static void inserts_am(g4_t *g)
         } else if (next < n_inserts + n) { /* then a 0 to every other rank: "I am done" */
             int d = (int)(next - n_inserts);
             if (d != me)
-                NBH_MPI(c, MPI_Isend(&zero, 1, MPI_UINT64_T, d, tag, c->ctx->comm,
-                                     &sr[inflight++]));
+                NBH_MPI(c,
+                        MPI_Isend(&zero, 1, MPI_UINT64_T, d, tag, c->ctx->comm, &sr[inflight++]));
             next++;
         } else {
             sched_yield();
@@ -269,7 +268,8 @@ static int check_volume(g4_t *g, int64_t *cnt, int64_t *sum, char *why, size_t l
     *sum = 0;
     for (long i = 0; i < found && ok; i++) {
         uint64_t x = key_decode(seen[i]);
-        long src = (long)(x >> 44) - 1, smp = (long)((x >> 32) & 0xfff), idx = (long)(x & 0xffffffffu);
+        long src = (long)(x >> 44) - 1, smp = (long)((x >> 32) & 0xfff),
+             idx = (long)(x & 0xffffffffu);
         int o;
         long s;
         place(g, seen[i], &o, &s);
@@ -380,8 +380,9 @@ static void run(gb_state_t *st, void *arg)
             ok = 0;
             snprintf(why, sizeof why,
                      "sample %ld: rank %d holds %lld keys (sum %lld), %lld (sum %lld) were "
-                     "inserted", g.sample, me, (long long)cnt, (long long)sum,
-                     (long long)g.sent_cnt[me], (long long)g.sent_sum[me]);
+                     "inserted",
+                     g.sample, me, (long long)cnt, (long long)sum, (long long)g.sent_cnt[me],
+                     (long long)g.sent_sum[me]);
         }
         g.sample++;
         NBH_MPI(c, nbh_barrier(c->ctx->comm)); /* emptied everywhere before the next sample */
@@ -416,8 +417,10 @@ int main(int argc, char **argv)
         {"slots", "table slots per rank; the overflow heap has as many cells (default 2048)",
          &n_slots, 16, 1L << 24},
         {"inserts", "keys each rank inserts per sample (default 1024)", &n_inserts, 1, 1L << 24},
-        {"batch", "ref-nb: slot CASes issued before one iflush per owner; am: sends in flight "
-                  "(default 16)", &batch, 1, 4096},
+        {"batch",
+         "ref-nb: slot CASes issued before one iflush per owner; am: sends in flight "
+         "(default 16)",
+         &batch, 1, 4096},
         NBA_COMMON_OPTS,
         {NULL, NULL, NULL, 0, 0},
     };

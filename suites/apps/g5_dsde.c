@@ -33,18 +33,18 @@ typedef struct {
     nbh_win_t w; /* accumulate: one int64 counter per rank */
     nba_rng_t rng;
     uint64_t seed;
-    int *dest;              /* k destinations of this exchange */
-    uint64_t *out, *in;     /* k values out; up to k x (n-1) in */
-    int *in_src;            /* sender of in[i] */
-    long nin;               /* values received this exchange */
-    int *scount, *sdispl;   /* alltoall: per destination */
+    int *dest;            /* k destinations of this exchange */
+    uint64_t *out, *in;   /* k values out; up to k x (n-1) in */
+    int *in_src;          /* sender of in[i] */
+    long nin;             /* values received this exchange */
+    int *scount, *sdispl; /* alltoall: per destination */
     int *rcount, *rdispl;
-    uint64_t *sorted;       /* alltoall: out sorted by destination */
-    MPI_Request *req;       /* k sends + k x (n-1) receives */
+    uint64_t *sorted;             /* alltoall: out sorted by destination */
+    MPI_Request *req;             /* k sends + k x (n-1) receives */
     int64_t *sent_cnt, *sent_sum; /* per destination, all exchanges (verification) */
     int64_t got_cnt, got_sum;
-    long bad_value;         /* first wrong value seen: its index, or -1 */
-    long exchange;          /* exchanges done, for the tag and the values */
+    long bad_value; /* first wrong value seen: its index, or -1 */
+    long exchange;  /* exchanges done, for the tag and the values */
 } g5_t;
 
 /* The value sender `src` makes for its `i`-th message of exchange `x`: checkable by anyone. */
@@ -91,8 +91,8 @@ static void recv_n(g5_t *g, long n)
 {
     const nbh_case_t *c = g->c;
     if (n > k_targets * (long)(c->ctx->nranks - 1))
-        nbh_mpi_fail(c, "more incoming messages than senders could send", MPI_ERR_COUNT,
-                     __FILE__, __LINE__);
+        nbh_mpi_fail(c, "more incoming messages than senders could send", MPI_ERR_COUNT, __FILE__,
+                     __LINE__);
     for (long i = 0; i < n; i++)
         NBH_MPI(c, MPI_Irecv(&g->in[i], 1, MPI_UINT64_T, MPI_ANY_SOURCE, tag_of(g), c->ctx->comm,
                              &g->req[k_targets + i]));
@@ -137,8 +137,8 @@ static void p_alltoall(g5_t *g)
         g->rdispl[d] = g->rdispl[d - 1] + g->rcount[d - 1];
     long total = g->rdispl[n - 1] + g->rcount[n - 1];
     if (total > k_targets * (long)(n - 1))
-        nbh_mpi_fail(c, "more incoming messages than senders could send", MPI_ERR_COUNT,
-                     __FILE__, __LINE__);
+        nbh_mpi_fail(c, "more incoming messages than senders could send", MPI_ERR_COUNT, __FILE__,
+                     __LINE__);
     NBH_MPI(c, MPI_Ialltoallv(g->sorted, g->scount, g->sdispl, MPI_UINT64_T, g->in, g->rcount,
                               g->rdispl, MPI_UINT64_T, c->ctx->comm, &r));
     NBH_MPI(c, nbh_wait(&r));
@@ -216,8 +216,9 @@ static void p_accumulate(g5_t *g)
     MPI_Request open, close;
     fence(g, MPI_MODE_NOPRECEDE, &open);
     for (long i = 0; i < k_targets; i++)
-        NBH_MPI(c, MPI_Accumulate(&one, 1, MPI_INT64_T, g->dest[i], nbh_win_disp(&g->w, g->dest[i], 0),
-                                  1, MPI_INT64_T, MPI_SUM, g->w.win));
+        NBH_MPI(c,
+                MPI_Accumulate(&one, 1, MPI_INT64_T, g->dest[i], nbh_win_disp(&g->w, g->dest[i], 0),
+                               1, MPI_INT64_T, MPI_SUM, g->w.win));
     fence(g, MPI_MODE_NOSTORE | MPI_MODE_NOSUCCEED, &close);
     isend_all(g, 0); /* ref-nb: while the closing fence completes */
     NBH_MPI(c, nbh_wait(&open));
@@ -242,10 +243,18 @@ static void exchange(g5_t *g)
         g->sent_sum[d] += (int64_t)(g->out[i] & 0xffffffffu);
     }
     switch (c->op) {
-    case P_ALLTOALL: p_alltoall(g); break;
-    case P_REDUCE_SCATTER: p_reduce_scatter(g); break;
-    case P_NBX: p_nbx(g); break;
-    default: p_accumulate(g); break;
+    case P_ALLTOALL:
+        p_alltoall(g);
+        break;
+    case P_REDUCE_SCATTER:
+        p_reduce_scatter(g);
+        break;
+    case P_NBX:
+        p_nbx(g);
+        break;
+    default:
+        p_accumulate(g);
+        break;
     }
     long kept = g->nin < k_targets * (long)(n - 1) ? g->nin : k_targets * (long)(n - 1);
     for (long i = 0; i < kept; i++) {
@@ -279,8 +288,8 @@ static void run(gb_state_t *st, void *arg)
     g.rdispl = malloc((size_t)n * sizeof(int));
     g.sent_cnt = calloc((size_t)n, sizeof *g.sent_cnt);
     g.sent_sum = calloc((size_t)n, sizeof *g.sent_sum);
-    if (!g.dest || !g.out || !g.sorted || !g.in || !g.in_src || !g.req || !g.scount ||
-        !g.sdispl || !g.rcount || !g.rdispl || !g.sent_cnt || !g.sent_sum)
+    if (!g.dest || !g.out || !g.sorted || !g.in || !g.in_src || !g.req || !g.scount || !g.sdispl ||
+        !g.rcount || !g.rdispl || !g.sent_cnt || !g.sent_sum)
         nbh_mpi_fail(c, "malloc (G5 state)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
     NBH_MPI(c, nbh_barrier(c->ctx->comm));
 
@@ -325,8 +334,8 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
     const char *sn = nbh_series_name(s);
     for (int p = 0; p < P_N; p++)
         if (p == P_ACCUMULATE || s == NBH_VENDOR)
-            nbh_add_case(ctx, s, p, 8, run, "G5_dsde/%s/proto:%s/procs:%d/k:%ld", sn,
-                         proto_name[p], ctx->nranks, k_targets);
+            nbh_add_case(ctx, s, p, 8, run, "G5_dsde/%s/proto:%s/procs:%d/k:%ld", sn, proto_name[p],
+                         ctx->nranks, k_targets);
 }
 
 int main(int argc, char **argv)
