@@ -26,11 +26,12 @@ $(OBJ)/%.o: %.c
 include harness/module.mk
 include ref/module.mk
 include suites/patterns/module.mk
+include suites/apps/module.mk
 include harness/tests/module.mk
 include suites/conformance/module.mk
 
 .PHONY: all deps check bench plots install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS)
+all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
@@ -55,7 +56,7 @@ bench: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
 	$(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
-	  $(if $(filter 1,$(QUICK)),--quick) suites/patterns/benchlist
+	  $(if $(filter 1,$(QUICK)),--quick) suites/patterns/benchlist suites/apps/benchlist
 	$(PYTHON) plots/plot.py --results $(RESULTS)
 
 plots:
@@ -66,18 +67,18 @@ install: all
 	install -d $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma/plots \
 	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include \
 	  $(INSTDIR)/share/nbrma/harness $(INSTDIR)/share/doc/nbrma
-	install -m 755 $(PATTERN_BINS) $(NBRMA_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
+	install -m 755 $(PATTERN_BINS) $(APP_BINS) $(NBRMA_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
 	install -m 755 $(NBRMA_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
 	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
 	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
 	install -m 644 harness/nbrma_results.py $(INSTDIR)/share/nbrma/harness/
-	install -m 644 suites/patterns/benchlist $(INSTDIR)/share/nbrma/benchlist
+	cat suites/patterns/benchlist suites/apps/benchlist >$(INSTDIR)/share/nbrma/benchlist
 	install -m 644 README.md docs/*.md $(INSTDIR)/share/doc/nbrma/
 
 installcheck:
-	@for b in $(PATTERN_NAMES); do \
+	@for b in $(PATTERN_NAMES) $(APP_NAMES); do \
 	  $(TEST_RUNNER) 1 $(INSTDIR)/libexec/nbrma/$(MPI)/$$b --help >/dev/null \
 	    || { echo "installcheck: $$b --help failed"; exit 1; }; done
 	$(TEST_RUNNER) 2 $(INSTDIR)/libexec/nbrma/$(MPI)/d1_latency --quick --series vendor \

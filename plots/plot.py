@@ -356,9 +356,73 @@ def fig_r2(own, every):
                                     lambda k: "%s p=%s" % (R2_SHAPES[k[0]], k[1]))}
 
 
+# ---- G: application kernels (docs/apps.md) -------------------------------------------------
+
+def app_bars(benches, value, rowparams, comment):
+    """Bars per MPI x series (ref-nb+A_A_A_R and other series names after ref-nb), one bar group
+    per combination of the row parameters (e.g. procs): the common shape of the G figures."""
+    def build(own, every):
+        if not pick(own, benches):
+            return None
+        head, t, cols = per_mpi_bars(
+            every, benches,
+            lambda r: tuple(r.params.get(k, 0) for k in rowparams) + (
+                (r.bench if len(benches) > 1 else ""), param_label(r.params, rowparams)),
+            counter(value), "case")
+        return table(comment, head, t, cols,
+                     lambda k: ("%s %s" % (k[-2].split("_", 1)[-1], k[-1])).strip())
+    return build
+
+
+def fig_g1(own, every):
+    got = app_bars({"G1_transactions"}, "transactions_per_s", ("procs",),
+                   ["median transactions_per_s of G1_transactions, per MPI x series",
+                    "column 1: process count; then one column per MPI and series"])(own, every)
+    return {"g1_transactions.dat": got} if got else None
+
+
+def fig_g2(own, every):
+    files = {}
+    for ctr, stem, what in (("lu_us", "time", "median lu_us (µs per factorization)"),
+                            ("mpi_share", "share", "median mpi_us / lu_us (share of time in MPI)")):
+        got = app_bars({"G2_lu"}, ctr, ("sync", "procs", "m"),
+                       ["%s of G2_lu, per MPI x series" % what,
+                        "column 1: synchronization, process count, matrix order; then one column "
+                        "per MPI and series"])(own, every)
+        if got:
+            files["g2_lu.%s.dat" % stem] = got
+    return files or None
+
+
+def fig_g3(own, every):
+    got = app_bars({"G3_radix"}, "keys_per_s", ("procs", "keys", "bits"),
+                   ["median keys_per_s of G3_radix (sorted keys per second, all ranks), per MPI "
+                    "x series", "column 1: process count, keys per rank, bits per digit; then "
+                    "one column per MPI and series"])(own, every)
+    return {"g3_radix.dat": got} if got else None
+
+
+def fig_g4(own, every):
+    got = app_bars({"G4_hashtable"}, "inserts_per_s", ("impl", "procs", "inserts"),
+                   ["median inserts_per_s of G4_hashtable (all ranks), per MPI x series",
+                    "column 1: implementation (rma, am = point-to-point active messages), "
+                    "process count, inserts per rank; then one column per MPI and series"])(own, every)
+    return {"g4_hashtable.dat": got} if got else None
+
+
+def fig_g5(own, every):
+    got = app_bars({"G5_dsde"}, "exchange_us", ("proto", "procs", "k"),
+                   ["median exchange_us (µs per exchange) of G5_dsde, per MPI x series",
+                    "column 1: protocol, process count, k; then one column per MPI and series"
+                    " (point-to-point protocols: vendor only)"])(own, every)
+    return {"g5_dsde.dat": got} if got else None
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
-           "r1_deferred": fig_r1, "r2_windows": fig_r2}
+           "r1_deferred": fig_r1, "r2_windows": fig_r2,
+           "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
+           "g5_dsde": fig_g5}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 

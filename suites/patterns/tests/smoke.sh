@@ -14,9 +14,9 @@ prog=$1 np=$2 counters=$3 benches=$4
 shift 4
 tmp=$(mktemp -d)
 run() { mpirun_n "$np" "$BUILD/bin/$prog" --quick --iters 8 --warmup 1 --series vendor \
-    --benchmark_color=false "$@" >"$tmp/out" 2>&1; }
+    --benchmark_color=false "$@" >"$tmp/out" 2>&1 </dev/null; }
 
-# Known vendor failures of this MPI (suites/patterns/known-failures) that this binary has: each
+# Known vendor failures of this MPI (suites/{patterns,apps}/known-failures) that this binary has: each
 # runs alone and is reported as TAP TODO (a failure stays visible, an unexpected pass is told).
 exclude=""
 while read -r kmpi rx reason; do
@@ -29,7 +29,7 @@ while read -r kmpi rx reason; do
     grep 'crashed while running\|VALIDATION FAILED' "$tmp/out" | sed 's/^/# /' | head -3
     exclude="${exclude:+$exclude|}$rx"
 done <<KNOWN
-$(grep -v '^#' "$top/suites/patterns/known-failures" | grep .)
+$(cat "$top/suites/patterns/known-failures" "$top/suites/apps/known-failures" 2>/dev/null | grep -v '^#' | grep .)
 KNOWN
 
 run "$@" ${exclude:+--benchmark_filter=-($exclude)} --out "$tmp/r.json"

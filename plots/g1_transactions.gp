@@ -1,0 +1,16 @@
+# g1_transactions.gp — G1 figure: transactions per second (higher is better), one bar per
+# MPI x series (vendor, ref, ref-nb, ref-nb+A_A_A_R) per process count.
+# Run by plot.py: gnuplot -e "datadir='DIR'; out='STEM'; term='png|pdf'; ncol=N" g1_transactions.gp
+# Data: datadir/g1_transactions.dat; column 1 process count, then one column per MPI x series.
+if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
+else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
+set output out.'.'.term
+set grid ytics
+set key outside right top
+set title 'G1: unstructured atomic transactions, each in its own exclusive lock epoch (median)'
+set ylabel 'transactions / s (all ranks)'
+set logscale y
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+plot for [i=2:ncol] datadir.'/g1_transactions.dat' using i:xtic(1) title columnheader(i)

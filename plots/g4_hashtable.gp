@@ -1,0 +1,17 @@
+# g4_hashtable.gp — G4 figure: hashtable inserts per second (higher is better), one bar per
+# MPI x series per implementation (rma; am: vendor only), process count and inserts per rank.
+# Run by plot.py: gnuplot -e "datadir='DIR'; out='STEM'; term='png|pdf'; ncol=N" g4_hashtable.gp
+# Data: datadir/g4_hashtable.dat; column 1 impl, procs, inserts, then one column per MPI x series.
+if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
+else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
+set output out.'.'.term
+set grid ytics
+set key outside right top
+set title 'G4: distributed hashtable inserts, CAS + fetch-and-op vs active messages (median)'
+set ylabel 'inserts / s (all ranks)'
+set logscale y
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics nomirror rotate by 30 right
+plot for [i=2:ncol] datadir.'/g4_hashtable.dat' using i:xtic(1) title columnheader(i)
