@@ -193,42 +193,84 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
 
 /* ---- accumulate family ----------------------------------------------------------------------- */
 
+/* The accumulate lock is held for at most this many bytes of work at a time: a large accumulate
+ * lets go between chunks so that concurrent small ones (queued FIFO on the ticket lock) do not
+ * wait for its whole length. Chunks end on element boundaries: each element is still updated
+ * entirely under the lock (docs/ref-internals.md says why atomicity and ordering hold). */
 #define NBR_ACC_CHUNK 65536
 
-/* target[...] = obuf op target[...], chunk by chunk, under the accumulate lock (held by caller). */
+typedef struct {
+    nbr_target_t *t;
+    int me;
+    MPI_Aint held; /* bytes worked on since the lock was taken */
+} acc_hold_t;
+
+/* Account `bytes` of work done under the lock; after a chunk's worth, let waiters in. */
+static inline void acc_progress(acc_hold_t *h, MPI_Aint bytes)
+{
+    if ((h->held += bytes) >= NBR_ACC_CHUNK) {
+        nbr_acc_unlock(h->t);
+        nbr_acc_lock(h->t, h->me);
+        h->held = 0;
+    }
+}
+
+/* The largest piece of `len` bytes (at most a chunk) made of whole `ext`-byte elements. */
+static inline MPI_Aint acc_piece(MPI_Aint len, MPI_Aint ext)
+{
+    MPI_Aint n = len < NBR_ACC_CHUNK ? len : NBR_ACC_CHUNK;
+    n -= n % ext;
+    return n > 0 ? n : (len < ext ? len : ext);
+}
+
+/* target[...] = obuf op target[...], chunk by chunk, under the accumulate lock (taken by the
+ * caller; held on return, though released and retaken between chunks). */
 static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, int ocount,
                  const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
 {
-    if (op == MPI_REPLACE)
-        return move(w, call, 1, (void *)obuf, ocount, od, rank, off, tcount, td);
+    acc_hold_t h = {&w->t[rank], w->rank, 0};
+    nbr_dtype_walk_t it;
+    MPI_Aint oo, to, len, ext;
+    if (op == MPI_REPLACE) {
+        /* Data bytes only (padding untouched), split only at the target's element boundaries. */
+        if (nbr_dtype_walk_init(&it, od, ocount, td, tcount) != MPI_SUCCESS)
+            return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
+        ext = td->basic_extent > 0 ? td->basic_extent : 1;
+        while (nbr_dtype_walk_next(&it, &oo, &to, &len))
+            for (MPI_Aint done = 0, n; done < len; done += n) {
+                n = acc_piece(len - done, ext);
+                int rc = nbr_shm_write(w, rank, off + to + done, (const char *)obuf + oo + done,
+                                       (size_t)n);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                acc_progress(&h, n);
+            }
+        return MPI_SUCCESS;
+    }
     /* Whole basic elements as C arrays (a padded pair type such as MPI_SHORT_INT is one element
      * of basic_extent bytes, never split at its padding). */
-    nbr_dtype_walk_t it;
     if (nbr_dtype_walk_init_elem(&it, od, ocount, td, tcount) != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
-    MPI_Aint oo, to, len, ext = td->basic_extent;
+    ext = td->basic_extent;
     unsigned char *tbase = w->t[rank].base;
     static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
-    while (nbr_dtype_walk_next(&it, &oo, &to, &len)) {
-        const char *in = (const char *)obuf + oo;
-        if (tbase) {
-            nbr_op_apply(op, td->basic, in, tbase + off + to, len / ext);
-            continue;
-        }
-        /* Private target memory: read, combine, write back, a bounded piece at a time. */
-        for (MPI_Aint done = 0; done < len;) {
-            MPI_Aint n = len - done < NBR_ACC_CHUNK ? len - done : NBR_ACC_CHUNK;
-            n -= n % ext;
-            int rc = nbr_shm_read(w, rank, off + to + done, tmp, (size_t)n);
-            if (rc == MPI_SUCCESS) {
-                nbr_op_apply(op, td->basic, in + done, tmp, n / ext);
-                rc = nbr_shm_write(w, rank, off + to + done, tmp, (size_t)n);
+    while (nbr_dtype_walk_next(&it, &oo, &to, &len))
+        for (MPI_Aint done = 0, n; done < len; done += n) {
+            const char *in = (const char *)obuf + oo + done;
+            n = acc_piece(len - done, ext);
+            if (tbase) {
+                nbr_op_apply(op, td->basic, in, tbase + off + to + done, n / ext);
+            } else { /* private target memory: read, combine, write back */
+                int rc = nbr_shm_read(w, rank, off + to + done, tmp, (size_t)n);
+                if (rc == MPI_SUCCESS) {
+                    nbr_op_apply(op, td->basic, in, tmp, n / ext);
+                    rc = nbr_shm_write(w, rank, off + to + done, tmp, (size_t)n);
+                }
+                if (rc != MPI_SUCCESS)
+                    return rc;
             }
-            if (rc != MPI_SUCCESS)
-                return rc;
-            done += n;
+            acc_progress(&h, n);
         }
-    }
     return MPI_SUCCESS;
 }
 
@@ -268,7 +310,8 @@ static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype 
 
 /* The accumulate family's common case: the same contiguous predefined type on both sides, mapped
  * target memory, an open epoch, in bounds, an operation defined on the type. Still under the
- * target's accumulate lock, so it stays atomic with every other accumulate call. `rbuf` receives
+ * target's accumulate lock, a chunk at a time (fetch and update of each chunk in one hold), so
+ * it stays atomic element by element with every other accumulate call. `rbuf` receives
  * the old contents (Get_accumulate, Fetch_and_op) or is NULL. Returns 1 when done, 0 to take the
  * full path (which reports every error). */
 static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count, MPI_Datatype type,
@@ -285,14 +328,17 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
         (op == MPI_NO_OP && !rbuf))
         return 0;
     unsigned char *p = t->base + off;
-    nbr_acc_lock(t, w->rank);
-    if (rbuf)
-        memcpy(rbuf, p, (size_t)n);
-    if (op == MPI_REPLACE)
-        memcpy(p, obuf, (size_t)n);
-    else if (op != MPI_NO_OP)
-        nbr_op_apply(op, type, obuf, p, count);
-    nbr_acc_unlock(t);
+    for (MPI_Aint done = 0, len; done < n; done += len) { /* a chunk per lock hold */
+        len = acc_piece(n - done, d->size);
+        nbr_acc_lock(t, w->rank);
+        if (rbuf)
+            memcpy((char *)rbuf + done, p + done, (size_t)len);
+        if (op == MPI_REPLACE)
+            memcpy(p + done, (const char *)obuf + done, (size_t)len);
+        else if (op != MPI_NO_OP)
+            nbr_op_apply(op, type, (const char *)obuf + done, p + done, len / d->size);
+        nbr_acc_unlock(t);
+    }
     return 1;
 }
 
