@@ -201,14 +201,14 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
 
 typedef struct {
     nbr_target_t *t;
-    int me;
-    MPI_Aint held; /* bytes worked on since the lock was taken */
+    int me, chunked; /* chunked 0: keep the lock (the caller needs one hold for all) */
+    MPI_Aint held;   /* bytes worked on since the lock was taken */
 } acc_hold_t;
 
 /* Account `bytes` of work done under the lock; after a chunk's worth, let waiters in. */
 static inline void acc_progress(acc_hold_t *h, MPI_Aint bytes)
 {
-    if ((h->held += bytes) >= NBR_ACC_CHUNK) {
+    if (h->chunked && (h->held += bytes) >= NBR_ACC_CHUNK) {
         nbr_acc_unlock(h->t);
         nbr_acc_lock(h->t, h->me);
         h->held = 0;
@@ -223,12 +223,14 @@ static inline MPI_Aint acc_piece(MPI_Aint len, MPI_Aint ext)
     return n > 0 ? n : (len < ext ? len : ext);
 }
 
-/* target[...] = obuf op target[...], chunk by chunk, under the accumulate lock (taken by the
- * caller; held on return, though released and retaken between chunks). */
+/* target[...] = obuf op target[...], piece by piece, under the accumulate lock (taken by the
+ * caller; held on return). `chunked`: released and retaken between chunks; 0 when the caller
+ * read the same elements under this hold and must update them in it (get_accumulate). */
 static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, int ocount,
-                 const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+                 const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td,
+                 int chunked)
 {
-    acc_hold_t h = {&w->t[rank], w->rank, 0};
+    acc_hold_t h = {&w->t[rank], w->rank, chunked, 0};
     nbr_dtype_walk_t it;
     MPI_Aint oo, to, len, ext;
     if (op == MPI_REPLACE) {
@@ -272,6 +274,68 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
             acc_progress(&h, n);
         }
     return MPI_SUCCESS;
+}
+
+/* A type walk that hands out its pieces up to a byte budget, keeping the rest of a piece. */
+typedef struct {
+    nbr_dtype_walk_t it;
+    MPI_Aint oo, to, len; /* the unconsumed part of the current piece */
+} acc_walk_t;
+
+static int acc_walk_take(acc_walk_t *a, MPI_Aint max, MPI_Aint *oo, MPI_Aint *to, MPI_Aint *len)
+{
+    if (!a->len && !nbr_dtype_walk_next(&a->it, &a->oo, &a->to, &a->len))
+        return 0;
+    *oo = a->oo, *to = a->to, *len = a->len < max ? a->len : max;
+    a->oo += *len, a->to += *len, a->len -= *len;
+    return 1;
+}
+
+/* Get_accumulate's general path, a chunk per hold: copy a chunk of target elements into the
+ * result buffer, combine the origin into the same elements, then let waiters in. Both walks go
+ * through the target's elements in the same order in whole elements, so equal byte budgets
+ * cover the same target bytes. Copies go through MPI_REPLACE's kernel (data bytes only, padding
+ * untouched). MPI_ERR_TYPE, with nothing done, when the result or origin type is not built from
+ * the target's basic type: the caller then holds the lock for the whole call. */
+static int get_apply_chunked(nbr_win_t *w, MPI_Op op, const void *obuf, int ocount,
+                             const nbr_dtype_t *od, void *rbuf, int rcount, const nbr_dtype_t *rd,
+                             int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+{
+    acc_walk_t r = {.len = 0}, a = {.len = 0};
+    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
+        (op != MPI_NO_OP &&
+         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+        return MPI_ERR_TYPE;
+    MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
+    unsigned char *tbase = w->t[rank].base;
+    static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
+    int rc = MPI_SUCCESS, more = 1;
+    while (more && rc == MPI_SUCCESS) {
+        MPI_Aint got = 0;
+        nbr_acc_lock(&w->t[rank], w->rank);
+        while (got < budget && rc == MPI_SUCCESS &&
+               (more = acc_walk_take(&r, budget - got, &oo, &to, &len))) {
+            char *res = (char *)rbuf + oo;
+            if (tbase)
+                nbr_op_apply(MPI_REPLACE, td->basic, tbase + off + to, res, len / ext);
+            else if ((rc = nbr_shm_read(w, rank, off + to, tmp, (size_t)len)) == MPI_SUCCESS)
+                nbr_op_apply(MPI_REPLACE, td->basic, tmp, res, len / ext);
+            got += len;
+        }
+        for (MPI_Aint done = 0; op != MPI_NO_OP && done < got && rc == MPI_SUCCESS; done += len) {
+            if (!acc_walk_take(&a, got - done, &oo, &to, &len))
+                break; /* cannot happen: both walks cover the same bytes */
+            const char *in = (const char *)obuf + oo;
+            if (tbase) {
+                nbr_op_apply(op, td->basic, in, tbase + off + to, len / ext);
+            } else if ((rc = nbr_shm_read(w, rank, off + to, tmp, (size_t)len)) == MPI_SUCCESS) {
+                nbr_op_apply(op, td->basic, in, tmp, len / ext);
+                rc = nbr_shm_write(w, rank, off + to, tmp, (size_t)len);
+            }
+        }
+        nbr_acc_unlock(&w->t[rank]);
+    }
+    return rc;
 }
 
 /* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. */
@@ -368,7 +432,7 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
                                       .op = op,
                                       .call = call});
     nbr_acc_lock(&w->t[rank], w->rank);
-    rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
+    rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 1);
     nbr_acc_unlock(&w->t[rank]);
     return rc;
 }
@@ -410,10 +474,13 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                                       .tt = tt,
                                       .op = op,
                                       .call = call});
+    if ((rc = get_apply_chunked(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
+                                td)) != MPI_ERR_TYPE)
+        return rc;
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = move(w, call, 0, rbuf, rcount, rd, rank, off, tcount, td);
     if (rc == MPI_SUCCESS && op != MPI_NO_OP)
-        rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
+        rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 0);
     nbr_acc_unlock(&w->t[rank]);
     return rc;
 }
