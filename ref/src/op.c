@@ -97,8 +97,19 @@ int nbr_op_cas_check(MPI_Datatype type)
  * ("very cheap") requires to vectorize; 16 fills two AVX2 registers of doubles. */
 #define NBR_OP_BLOCK 16
 
-/* x86-64 with ifunc support: an AVX2 clone of each arithmetic kernel next to the baseline one. */
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
+/* x86-64 with ifunc support: an AVX2 clone of each arithmetic kernel next to the baseline one.
+ * Not under ThreadSanitizer: the ifunc resolvers run while the loader relocates libnbrma, before
+ * the TSan runtime is ready, and their instrumented entry crashes there. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NBR_OP_NO_CLONES
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define NBR_OP_NO_CLONES
+#endif
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute) &&                      \
+    !defined(NBR_OP_NO_CLONES)
 #if __has_attribute(target_clones)
 #define NBR_OP_CLONES __attribute__((target_clones("avx2", "default")))
 #endif

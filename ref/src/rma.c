@@ -234,13 +234,15 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
     nbr_dtype_walk_t it;
     MPI_Aint oo, to, len, ext;
     if (op == MPI_REPLACE) {
-        /* Data bytes only (padding untouched), split only at the target's element boundaries. */
+        /* Data bytes only (padding untouched), split only at the target's element boundaries.
+         * A padded pair's data may sit packed (stride basic_size) or padded (basic_extent) in
+         * one piece: such pieces are not split. */
         if (nbr_dtype_walk_init(&it, od, ocount, td, tcount) != MPI_SUCCESS)
             return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
-        ext = td->basic_extent > 0 ? td->basic_extent : 1;
+        ext = td->basic_size == td->basic_extent ? td->basic_extent : 0;
         while (nbr_dtype_walk_next(&it, &oo, &to, &len))
             for (MPI_Aint done = 0, n; done < len; done += n) {
-                n = acc_piece(len - done, ext);
+                n = ext > 0 ? acc_piece(len - done, ext) : len - done;
                 int rc = nbr_shm_write(w, rank, off + to + done, (const char *)obuf + oo + done,
                                        (size_t)n);
                 if (rc != MPI_SUCCESS)
