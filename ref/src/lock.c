@@ -8,7 +8,7 @@
  * no exclusive lock is held). Every function here is one nonblocking try: the progress engine
  * (epoch.c, step 6 of 000 §VII-D) retries until it succeeds, so an ilock never blocks and a
  * lock grant is what turns a lock epoch ready. The accumulate lock serializes accumulate-family
- * calls on one target (element-wise atomicity). */
+ * work on one target (element-wise atomicity), a chunk of at most NBR_ACC_CHUNK bytes at a time. */
 #include <sched.h>
 
 #include "nbr.h"
@@ -73,19 +73,22 @@ void nbr_unlock_all_word(nbr_win_t *w)
     __atomic_sub_fetch(&w->t[0].ctl->global, 1, __ATOMIC_RELEASE);
 }
 
+/* A ticket lock: take a ticket, wait for it to be served. First come, first served, which is
+ * what chunked accumulates (rma.c) rely on: a waiter queued while a large accumulate works on a
+ * chunk gets the lock before that accumulate's next chunk. The wait spins, then yields. */
 void nbr_acc_lock(nbr_target_t *t, int me)
 {
-    uint64_t zero = 0, want = (uint64_t)me + 1;
+    (void)me;
+    uint32_t ticket = __atomic_fetch_add(&t->ctl->acc_next, 1, __ATOMIC_RELAXED);
     long spins = 0;
-    while (!__atomic_compare_exchange_n(&t->ctl->acc, &zero, want, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
-        zero = 0;
+    while (__atomic_load_n(&t->ctl->acc_serving, __ATOMIC_ACQUIRE) != ticket)
         if (++spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED))
             sched_yield();
-    }
 }
 
+/* Only the holder writes acc_serving. */
 void nbr_acc_unlock(nbr_target_t *t)
 {
-    __atomic_store_n(&t->ctl->acc, 0, __ATOMIC_RELEASE);
+    uint32_t s = __atomic_load_n(&t->ctl->acc_serving, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->ctl->acc_serving, s + 1, __ATOMIC_RELEASE);
 }

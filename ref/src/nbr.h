@@ -74,7 +74,10 @@ typedef struct {
 
 typedef struct {
     _Alignas(NBR_CACHELINE) uint64_t lock;   /* local RW lock: writer bit | reader count */
-    _Alignas(NBR_CACHELINE) uint64_t acc;    /* accumulate atomicity lock (0 free, else holder+1) */
+    /* Accumulate atomicity lock, a ticket lock (lock.c): FIFO, so a large accumulate that lets go
+     * between chunks lets every waiting small one in. */
+    _Alignas(NBR_CACHELINE) uint32_t acc_next; /* next ticket to hand out */
+    uint32_t acc_serving;                      /* ticket holding the lock */
     _Alignas(NBR_CACHELINE) uint64_t global; /* rank 0 only: lock_all holders (low 32) | exclusive
                                                 lock holders (high 32), 001 §2.3's global lock */
     _Alignas(NBR_CACHELINE) uint64_t fence;  /* fences this rank reached with its preceding

@@ -244,43 +244,151 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
 
 /* ---- accumulate family ----------------------------------------------------------------------- */
 
+/* The accumulate lock is held for at most this many bytes of work at a time: a large accumulate
+ * lets go between chunks so that concurrent small ones (queued FIFO on the ticket lock) do not
+ * wait for its whole length. Chunks end on element boundaries: each element is still updated
+ * entirely under the lock (docs/ref-internals.md says why atomicity and ordering hold). */
 #define NBR_ACC_CHUNK 65536
 
-/* target[...] = obuf op target[...], chunk by chunk, under the accumulate lock (held by caller). */
-static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, int ocount,
-                 const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+typedef struct {
+    nbr_target_t *t;
+    int me, chunked; /* chunked 0: keep the lock (the caller needs one hold for all) */
+    MPI_Aint held;   /* bytes worked on since the lock was taken */
+} acc_hold_t;
+
+/* Account `bytes` of work done under the lock; after a chunk's worth, let waiters in. */
+static inline void acc_progress(acc_hold_t *h, MPI_Aint bytes)
 {
-    if (op == MPI_REPLACE)
-        return move(w, call, 1, (void *)obuf, ocount, od, rank, off, tcount, td);
+    if (h->chunked && (h->held += bytes) >= NBR_ACC_CHUNK) {
+        nbr_acc_unlock(h->t);
+        nbr_acc_lock(h->t, h->me);
+        h->held = 0;
+    }
+}
+
+/* The largest piece of `len` bytes (at most a chunk) made of whole `ext`-byte elements. */
+static inline MPI_Aint acc_piece(MPI_Aint len, MPI_Aint ext)
+{
+    MPI_Aint n = len < NBR_ACC_CHUNK ? len : NBR_ACC_CHUNK;
+    n -= n % ext;
+    return n > 0 ? n : (len < ext ? len : ext);
+}
+
+/* target[...] = obuf op target[...], piece by piece, under the accumulate lock (taken by the
+ * caller; held on return). `chunked`: released and retaken between chunks; 0 when the caller
+ * read the same elements under this hold and must update them in it (get_accumulate). */
+static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, int ocount,
+                 const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td,
+                 int chunked)
+{
+    acc_hold_t h = {&w->t[rank], w->rank, chunked, 0};
+    nbr_dtype_walk_t it;
+    MPI_Aint oo, to, len, ext;
+    if (op == MPI_REPLACE) {
+        /* Data bytes only (padding untouched), split only at the target's element boundaries.
+         * A padded pair's data may sit packed (stride basic_size) or padded (basic_extent) in
+         * one piece: such pieces are not split. */
+        if (nbr_dtype_walk_init(&it, od, ocount, td, tcount) != MPI_SUCCESS)
+            return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
+        ext = td->basic_size == td->basic_extent ? td->basic_extent : 0;
+        while (nbr_dtype_walk_next(&it, &oo, &to, &len))
+            for (MPI_Aint done = 0, n; done < len; done += n) {
+                n = ext > 0 ? acc_piece(len - done, ext) : len - done;
+                int rc = nbr_shm_write(w, rank, off + to + done, (const char *)obuf + oo + done,
+                                       (size_t)n);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                acc_progress(&h, n);
+            }
+        return MPI_SUCCESS;
+    }
     /* Whole basic elements as C arrays (a padded pair type such as MPI_SHORT_INT is one element
      * of basic_extent bytes, never split at its padding). */
-    nbr_dtype_walk_t it;
     if (nbr_dtype_walk_init_elem(&it, od, ocount, td, tcount) != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
-    MPI_Aint oo, to, len, ext = td->basic_extent;
+    ext = td->basic_extent;
     unsigned char *tbase = w->t[rank].base;
     static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
-    while (nbr_dtype_walk_next(&it, &oo, &to, &len)) {
-        const char *in = (const char *)obuf + oo;
-        if (tbase) {
-            nbr_op_apply(op, td->basic, in, tbase + off + to, len / ext);
-            continue;
-        }
-        /* Private target memory: read, combine, write back, a bounded piece at a time. */
-        for (MPI_Aint done = 0; done < len;) {
-            MPI_Aint n = len - done < NBR_ACC_CHUNK ? len - done : NBR_ACC_CHUNK;
-            n -= n % ext;
-            int rc = nbr_shm_read(w, rank, off + to + done, tmp, (size_t)n);
-            if (rc == MPI_SUCCESS) {
-                nbr_op_apply(op, td->basic, in + done, tmp, n / ext);
-                rc = nbr_shm_write(w, rank, off + to + done, tmp, (size_t)n);
+    while (nbr_dtype_walk_next(&it, &oo, &to, &len))
+        for (MPI_Aint done = 0, n; done < len; done += n) {
+            const char *in = (const char *)obuf + oo + done;
+            n = acc_piece(len - done, ext);
+            if (tbase) {
+                nbr_op_apply(op, td->basic, in, tbase + off + to + done, n / ext);
+            } else { /* private target memory: read, combine, write back */
+                int rc = nbr_shm_read(w, rank, off + to + done, tmp, (size_t)n);
+                if (rc == MPI_SUCCESS) {
+                    nbr_op_apply(op, td->basic, in, tmp, n / ext);
+                    rc = nbr_shm_write(w, rank, off + to + done, tmp, (size_t)n);
+                }
+                if (rc != MPI_SUCCESS)
+                    return rc;
             }
-            if (rc != MPI_SUCCESS)
-                return rc;
-            done += n;
+            acc_progress(&h, n);
         }
-    }
     return MPI_SUCCESS;
+}
+
+/* A type walk that hands out its pieces up to a byte budget, keeping the rest of a piece. */
+typedef struct {
+    nbr_dtype_walk_t it;
+    MPI_Aint oo, to, len; /* the unconsumed part of the current piece */
+} acc_walk_t;
+
+static int acc_walk_take(acc_walk_t *a, MPI_Aint max, MPI_Aint *oo, MPI_Aint *to, MPI_Aint *len)
+{
+    if (!a->len && !nbr_dtype_walk_next(&a->it, &a->oo, &a->to, &a->len))
+        return 0;
+    *oo = a->oo, *to = a->to, *len = a->len < max ? a->len : max;
+    a->oo += *len, a->to += *len, a->len -= *len;
+    return 1;
+}
+
+/* Get_accumulate's general path, a chunk per hold: copy a chunk of target elements into the
+ * result buffer, combine the origin into the same elements, then let waiters in. Both walks go
+ * through the target's elements in the same order in whole elements, so equal byte budgets
+ * cover the same target bytes. Copies go through MPI_REPLACE's kernel (data bytes only, padding
+ * untouched). MPI_ERR_TYPE, with nothing done, when the result or origin type is not built from
+ * the target's basic type: the caller then holds the lock for the whole call. */
+static int get_apply_chunked(nbr_win_t *w, MPI_Op op, const void *obuf, int ocount,
+                             const nbr_dtype_t *od, void *rbuf, int rcount, const nbr_dtype_t *rd,
+                             int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+{
+    acc_walk_t r = {.len = 0}, a = {.len = 0};
+    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
+        (op != MPI_NO_OP &&
+         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+        return MPI_ERR_TYPE;
+    MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
+    unsigned char *tbase = w->t[rank].base;
+    static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
+    int rc = MPI_SUCCESS, more = 1;
+    while (more && rc == MPI_SUCCESS) {
+        MPI_Aint got = 0;
+        nbr_acc_lock(&w->t[rank], w->rank);
+        while (got < budget && rc == MPI_SUCCESS &&
+               (more = acc_walk_take(&r, budget - got, &oo, &to, &len))) {
+            char *res = (char *)rbuf + oo;
+            if (tbase)
+                nbr_op_apply(MPI_REPLACE, td->basic, tbase + off + to, res, len / ext);
+            else if ((rc = nbr_shm_read(w, rank, off + to, tmp, (size_t)len)) == MPI_SUCCESS)
+                nbr_op_apply(MPI_REPLACE, td->basic, tmp, res, len / ext);
+            got += len;
+        }
+        for (MPI_Aint done = 0; op != MPI_NO_OP && done < got && rc == MPI_SUCCESS; done += len) {
+            if (!acc_walk_take(&a, got - done, &oo, &to, &len))
+                break; /* cannot happen: both walks cover the same bytes */
+            const char *in = (const char *)obuf + oo;
+            if (tbase) {
+                nbr_op_apply(op, td->basic, in, tbase + off + to, len / ext);
+            } else if ((rc = nbr_shm_read(w, rank, off + to, tmp, (size_t)len)) == MPI_SUCCESS) {
+                nbr_op_apply(op, td->basic, in, tmp, len / ext);
+                rc = nbr_shm_write(w, rank, off + to, tmp, (size_t)len);
+            }
+        }
+        nbr_acc_unlock(&w->t[rank]);
+    }
+    return rc;
 }
 
 /* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. *nothing: the call
@@ -325,7 +433,8 @@ static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype 
 
 /* The accumulate family's common case: the same contiguous predefined type on both sides, mapped
  * target memory, an open epoch, in bounds, an operation defined on the type. Still under the
- * target's accumulate lock, so it stays atomic with every other accumulate call. `rbuf` receives
+ * target's accumulate lock, a chunk at a time (fetch and update of each chunk in one hold), so
+ * it stays atomic element by element with every other accumulate call. `rbuf` receives
  * the old contents (Get_accumulate, Fetch_and_op) or is NULL. Returns 1 when done, 0 to take the
  * full path (which reports every error). */
 static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count, MPI_Datatype type,
@@ -343,14 +452,17 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
         (op == MPI_NO_OP && !rbuf))
         return 0;
     unsigned char *p = t->base + off;
-    nbr_acc_lock(t, w->rank);
-    if (rbuf)
-        memcpy(rbuf, p, (size_t)n);
-    if (op == MPI_REPLACE)
-        memcpy(p, obuf, (size_t)n);
-    else if (op != MPI_NO_OP)
-        nbr_op_apply(op, type, obuf, p, count);
-    nbr_acc_unlock(t);
+    for (MPI_Aint done = 0, len; done < n; done += len) { /* a chunk per lock hold */
+        len = acc_piece(n - done, d->size);
+        nbr_acc_lock(t, w->rank);
+        if (rbuf)
+            memcpy((char *)rbuf + done, p + done, (size_t)len);
+        if (op == MPI_REPLACE)
+            memcpy(p + done, (const char *)obuf + done, (size_t)len);
+        else if (op != MPI_NO_OP)
+            nbr_op_apply(op, type, (const char *)obuf + done, p + done, len / d->size);
+        nbr_acc_unlock(t);
+    }
     return 1;
 }
 
@@ -380,7 +492,7 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
                                       .op = op,
                                       .call = call});
     nbr_acc_lock(&w->t[rank], w->rank);
-    rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
+    rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 1);
     nbr_acc_unlock(&w->t[rank]);
     return rc;
 }
@@ -435,10 +547,13 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                                       .tt = tt,
                                       .op = op,
                                       .call = call});
+    if ((rc = get_apply_chunked(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
+                                td)) != MPI_ERR_TYPE)
+        return rc;
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = move(w, call, 0, rbuf, rcount, rd, rank, off, tcount, td);
     if (rc == MPI_SUCCESS && op != MPI_NO_OP)
-        rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td);
+        rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 0);
     nbr_acc_unlock(&w->t[rank]);
     return rc;
 }

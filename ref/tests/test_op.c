@@ -1,7 +1,10 @@
 /* test_op.c — reduction operations for accumulate (ref/src/op.c): the (op, type) table of
  * MPI-3.1 §5.9.2 written out independently here, every allowed pair's result against
  * PMPI_Reduce_local (which computes exactly MPI's semantics), the compare-and-swap type check,
- * MAXLOC/MINLOC's tie rule, MPI_REPLACE leaving padding alone, and unaligned buffers. One rank. */
+ * MAXLOC/MINLOC's tie rule, MPI_REPLACE leaving padding alone, and unaligned buffers. The
+ * vectorized kernels: every (op, type) over lengths around the block size at odd addresses
+ * against the scalar reference and against one-element calls, nothing written past the end, and
+ * origin data overlapping the target. One rank. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -547,6 +550,127 @@ static void test_specifics(void)
     tap_is_long(user_fn_calls, 0, "a user-defined op is never applied");
 }
 
+/* ---- lengths, alignment, tails, overlap ------------------------------------------------------ */
+
+/* Lengths around the kernels' block of 16 elements, and addresses off by a few bytes. */
+static const int lens[] = {0, 1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 255, 257, 1031};
+#define NLENS  ((int)(sizeof lens / sizeof lens[0]))
+#define MAXLEN 1031
+static const int misalign[][2] = {{0, 0}, {1, 3}, {7, 5}, {4, 0}};
+#define NMIS   ((int)(sizeof misalign / sizeof misalign[0]))
+#define CANARY 0x5A
+
+/* The expected result of `o` (an index into ops[], or -1 for REPLACE, -2 for NO_OP) on n
+ * elements: the test's integer reference for integers, else PMPI_Reduce_local on aligned copies. */
+static int expect(const tt_t *tt, int o, const char *in, char *io, int size, MPI_Aint ext, int n)
+{
+    if (o == -2 || n == 0)
+        return 1;
+    if (o == -1) {
+        for (int k = 0; k < n; k++) /* data bytes only: pairs keep their padding */
+            if (tt->kind == K_PAIR) {
+                memcpy(io + k * ext, in + k * ext, (size_t)tt->vsize);
+                memcpy(io + k * ext + tt->ioff, in + k * ext + tt->ioff, (size_t)tt->isize);
+            } else {
+                memcpy(io + k * ext, in + k * ext, (size_t)size);
+            }
+        return 1;
+    }
+    if (tt->kind == K_INT) {
+        own_int(o, tt->uns, in, io, size, n);
+        return 1;
+    }
+    return PMPI_Reduce_local(in, io, n, tt->t, ops[o]) == MPI_SUCCESS;
+}
+
+static void test_lengths(void)
+{
+    size_t cap = (size_t)MAXLEN * 32 + 256; /* room past the canary: an overrun shows, not crashes */
+    char *in = malloc(cap), *got = malloc(cap), *one = malloc(cap), *want = malloc(cap),
+         *ain = malloc(cap), *aio = malloc(cap);
+    int total_bad = 0, cases = 0;
+    for (int i = 0; i < NTYPES; i++) {
+        const tt_t *tt = &types[i];
+        if (!tt->ops)
+            continue;
+        MPI_Aint lb, ext;
+        int size;
+        MPI_Type_get_extent(tt->t, &lb, &ext);
+        MPI_Type_size(tt->t, &size);
+        char wrong[512] = "";
+        for (int o = -2; o < NOPS; o++) {
+            if (o >= 0 && !(tt->ops & (1u << o)))
+                continue;
+            MPI_Op op = o == -2 ? MPI_NO_OP : o == -1 ? MPI_REPLACE : ops[o];
+            const char *name = o == -2 ? "MPI_NO_OP" : o == -1 ? "MPI_REPLACE" : op_names[o];
+            int bad = 0;
+            for (int l = 0; l < NLENS && !bad; l++)
+                for (int m = 0; m < NMIS && !bad; m++) {
+                    int n = lens[l];
+                    size_t bytes = (size_t)(n * ext);
+                    char *pin = in + misalign[m][0], *pgot = got + misalign[m][1],
+                         *pone = one + misalign[m][1];
+                    fill(tt, pin, ext, n);
+                    fill(tt, pgot, ext, n);
+                    memset(pgot + bytes, CANARY, 32);
+                    memcpy(pone, pgot, bytes + 32);
+                    memcpy(ain, pin, bytes);
+                    memcpy(aio, pgot, bytes);
+                    nbr_op_apply(op, tt->t, pin, pgot, n);
+                    for (int k = 0; k < n; k++) /* the scalar path, one element at a time */
+                        nbr_op_apply(op, tt->t, pin + k * ext, pone + k * ext, 1);
+                    int ok = expect(tt, o, ain, aio, size, ext, n);
+                    memcpy(want, aio, bytes);
+                    cases++;
+                    const char *why = !ok                                  ? "oracle failed"
+                                      : !same(tt, pgot, want, ext, size, n) ? "differs from reference"
+                                      : !same(tt, pgot, pone, ext, size, n)
+                                          ? "differs from one-element calls"
+                                          : NULL;
+                    for (int c = 0; !why && c < 32; c++)
+                        if ((unsigned char)pgot[bytes + c] != CANARY)
+                            why = "wrote past the end";
+                    if (why) {
+                        bad = 1;
+                        snprintf(wrong + strlen(wrong), sizeof wrong - strlen(wrong),
+                                 " %s(n=%d, +%d/+%d: %s)", name, n, misalign[m][0], misalign[m][1],
+                                 why);
+                    }
+                }
+            total_bad += bad;
+        }
+        if (wrong[0])
+            tap_diag("%s:%s", tt->name, wrong);
+    }
+    tap_ok(!total_bad,
+           "every (op, type) incl. REPLACE and NO_OP over %d lengths (0..%d) x %d alignments: "
+           "equals the reference and one-element calls, nothing past the end (%d cases)",
+           NLENS, MAXLEN, NMIS, cases);
+
+    /* origin overlapping the target, both directions: as if the origin were copied first */
+    int ok = 1;
+    for (int shift = -37; shift <= 37 && ok; shift += 37) {
+        int n = 3000;
+        double *buf = malloc(sizeof(double) * (size_t)(n + 80)), *src = malloc(sizeof(double) * (size_t)n),
+               *ref = malloc(sizeof(double) * (size_t)n);
+        for (int k = 0; k < n + 80; k++)
+            buf[k] = k;
+        double *io = buf + 40, *org = io + shift;
+        memcpy(src, org, sizeof(double) * (size_t)n);
+        for (int k = 0; k < n; k++)
+            ref[k] = io[k] + src[k];
+        nbr_op_apply(MPI_SUM, MPI_DOUBLE, org, io, n);
+        if (memcmp(io, ref, sizeof(double) * (size_t)n)) {
+            ok = 0;
+            tap_diag("MPI_SUM with the origin %d elements from the target: wrong", shift);
+        }
+        free(buf), free(src), free(ref);
+    }
+    tap_ok(ok, "origin overlapping the target (shift -37, 0, +37 doubles): uses the origin's "
+               "values from before the call");
+    free(in), free(got), free(one), free(want), free(ain), free(aio);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -558,6 +682,7 @@ int main(int argc, char **argv)
     test_refused();
     test_results();
     test_specifics();
+    test_lengths();
     int rc = tap_done();
     MPI_Finalize();
     return rc;

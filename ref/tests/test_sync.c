@@ -74,8 +74,10 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     tap_ok(__atomic_load_n(&w->t[0].ctl->global, __ATOMIC_ACQUIRE) == 0 &&
                __atomic_load_n(&w->t[me].ctl->lock, __ATOMIC_ACQUIRE) == 0 &&
-               __atomic_load_n(&w->t[me].ctl->acc, __ATOMIC_ACQUIRE) == 0,
-           "after all epochs the global, local and accumulate lock words are 0 again");
+               __atomic_load_n(&w->t[me].ctl->acc_next, __ATOMIC_ACQUIRE) ==
+                   __atomic_load_n(&w->t[me].ctl->acc_serving, __ATOMIC_ACQUIRE),
+           "after all epochs the global and local lock words are 0 again, the accumulate lock "
+           "free (every ticket served)");
 
     /* PSCW on a ring with alternating groups; every third epoch with NOCHECK after a barrier. */
     MPI_Group world, g1, g2;
