@@ -5,6 +5,8 @@
 #   make check [MPI=...] [SAN=1]            install missing packages, build, run all tests via prove
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1]
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
+#   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
+#   make perfgate [MPI=...]                 compare the fast paths with that baseline
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #   make format                             clang-format the C sources
 
@@ -28,9 +30,10 @@ include ref/module.mk
 include suites/patterns/module.mk
 include harness/tests/module.mk
 include suites/conformance/module.mk
+include ci/perf/module.mk
 
-.PHONY: all deps check bench plots install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS)
+.PHONY: all deps check bench plots baseline perfgate install installcheck uninstall clean distclean format
+all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
@@ -60,6 +63,15 @@ bench: $(DEPS_STAMP)
 
 plots:
 	$(PYTHON) plots/plot.py --results $(RESULTS)
+
+# The deterministic gate (docs/models.md): instructions per call on the reference's fast paths
+# and heap bytes per window, against the baseline committed in ci/baselines/.
+baseline: $(PERF_BIN)
+	$(PYTHON) ci/perf/perfgate.py baseline --bin $(PERF_BIN) --mpi $(MPI) \
+	  --runner "$(TEST_RUNNER)" --out ci/baselines/$(MPI).json
+perfgate: $(PERF_BIN)
+	$(PYTHON) ci/perf/perfgate.py check --bin $(PERF_BIN) --runner "$(TEST_RUNNER)" \
+	  --baseline ci/baselines/$(MPI).json
 
 INSTDIR := $(DESTDIR)$(PREFIX)
 install: all
