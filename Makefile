@@ -5,6 +5,8 @@
 #   make check [MPI=...] [SAN=1]            install missing packages, build, run all tests via prove
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1]
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
+#   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
+#   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
 #   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
 #   make perfgate [MPI=...]                 compare the fast paths with that baseline
 #   make install [PREFIX=/usr/local] [DESTDIR=]
@@ -32,7 +34,7 @@ include harness/tests/module.mk
 include suites/conformance/module.mk
 include ci/perf/module.mk
 
-.PHONY: all deps check bench plots baseline perfgate install installcheck uninstall clean distclean format
+.PHONY: all deps check bench plots models regress baseline perfgate install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
@@ -64,6 +66,33 @@ bench: $(DEPS_STAMP)
 plots:
 	$(PYTHON) plots/plot.py --results $(RESULTS)
 
+# Timing models (docs/models.md): RUNS=N first adds N runs of D1-D7 under $(RESULTS)/runs/; the
+# fit uses every run there (and $(RESULTS) itself when it holds D results).
+RUNS ?= 0
+SLACK ?= 0.10
+models: $(DEPS_STAMP)
+ifneq ($(RUNS),0)
+	$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)
+	grep -E '^d[1-7]_' suites/patterns/benchlist >$(BUILD)/benchlist-d
+	stamp=$$(date -u +%Y%m%dT%H%M%S); for i in $$(seq $(RUNS)); do \
+	  $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS)/runs/$$stamp-$$i --mpi $(MPI) \
+	    --runner "$(TEST_RUNNER)" --filter '^D[1-7]_' --series '$(SERIES)' \
+	    $(if $(filter 1,$(QUICK)),--quick) $(BUILD)/benchlist-d || true; done
+endif
+	$(PYTHON) harness/nbrma-models fit --results $(RESULTS)
+
+# Both gates: the fresh timing fit against BASELINE (a stored models.json), and the fast paths
+# against ci/baselines/$(MPI).json. Exit status non-zero when either is worse.
+regress: $(PERF_BIN)
+	@test -n "$(BASELINE)" || { echo "make regress: set BASELINE=path/to/models.json"; exit 2; }
+	@rc=0; \
+	$(PYTHON) harness/nbrma-models regress --baseline $(BASELINE) --results $(RESULTS) \
+	  --slack $(SLACK) || rc=1; \
+	$(PYTHON) ci/perf/perfgate.py check --bin $(PERF_BIN) --runner "$(TEST_RUNNER)" \
+	  --baseline ci/baselines/$(MPI).json || rc=1; \
+	exit $$rc
+
 # The deterministic gate (docs/models.md): instructions per call on the reference's fast paths
 # and heap bytes per window, against the baseline committed in ci/baselines/.
 baseline: $(PERF_BIN)
@@ -84,7 +113,8 @@ install: all
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
 	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
-	install -m 644 harness/nbrma_results.py $(INSTDIR)/share/nbrma/harness/
+	install -m 644 harness/nbrma_results.py harness/nbrma_models.py $(INSTDIR)/share/nbrma/harness/
+	install -m 755 harness/nbrma-models $(INSTDIR)/share/nbrma/harness/
 	install -m 644 suites/patterns/benchlist $(INSTDIR)/share/nbrma/benchlist
 	install -m 644 README.md docs/*.md $(INSTDIR)/share/doc/nbrma/
 
