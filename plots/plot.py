@@ -356,9 +356,29 @@ def fig_r2(own, every):
                                     lambda k: "%s p=%s" % (R2_SHAPES[k[0]], k[1]))}
 
 
+def fig_e_ghost(own, every):
+    """E: ratio one-sided / p2p vs size, one file per rank count (e_ghost.pN.dat); a column per
+    (MPI x) series x version, version varying fastest (colour = series, dash = version)."""
+    rs = pick(own, {"E1_ghost"})
+    versions = ("fence", "pscw", "lock")
+    with_mpi = len({r.mpi for r in rs}) > 1
+    out = {}
+    for p in sorted({r.params.get("procs") for r in rs if r.params.get("procs")}):
+        prs = [r for r in rs if r.params.get("procs") == p]
+        cols = [g + (v,) for g in groups(prs, with_mpi) for v in versions]
+        t = wide(prs, lambda r: r.params.get("size"),
+                 lambda r: (r.mpi, r.series or "-", r.params.get("version")),
+                 counter("ratio"), cols)
+        head = ["size"] + ["%s %s" % (glabel(c[:2], with_mpi), c[2]) for c in cols]
+        comment = ["E1_ghost on %d ranks: ratio = onesided_us / p2p_us (medians) vs size" % p,
+                   "column 1: size (bytes) per neighbour; then fence, pscw, lock per series"]
+        out["e_ghost.p%d.dat" % p] = table(comment, head, t, cols)
+    return out or None
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
-           "r1_deferred": fig_r1, "r2_windows": fig_r2}
+           "r1_deferred": fig_r1, "r2_windows": fig_r2, "e_ghost": fig_e_ghost}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 
