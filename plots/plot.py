@@ -30,6 +30,8 @@ def load_files(directory, strict, warn):
     otherwise (sibling directories) skipped with a warning."""
     out = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+        if os.path.basename(path) in nbrma_results.NOT_RESULTS:
+            continue
         try:
             out.extend(r for r in nbrma_results.load_file(path) if r.error is None)
         except nbrma_results.ResultsError as e:
