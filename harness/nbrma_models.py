@@ -245,7 +245,7 @@ def table(doc, out=sys.stdout):
                                               fmt_param(b["max"], m["units"][p]))
                                for p, b in m["band"].items())
             rows.append((name, FORM_TEXT[m["form"]].format(x=xs), series,
-                         model_text(m, med, xs), spread, "%.2f µs" % m["residual_us"],
+                         model_text(m, med, xs), spread, fmt_param(m["residual_us"], "us"),
                          str(m["band"][next(iter(m["band"]))]["n"]),
                          model_text(m, m["paper"], xs) if m["paper"] else "-"))
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
