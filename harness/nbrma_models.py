@@ -8,7 +8,8 @@ Noise: the machines are shared, so one fit is not a measurement. Each run (a dir
 results) gives one fit per (series, model); the band of a parameter is the median and the
 spread (min, max, MAD) of its fits over the runs. A fit also carries its own residual (RMS, µs)
 and the 95 % confidence interval of its parameters (Student t on the least-squares standard
-errors; none when the points only just determine the parameters).
+errors; none when the points only just determine the parameters). Linear fits weight each
+point by 1/y² (relative errors), see fit_linear.
 
 regress(): a parameter of a fresh fit is WORSE when its median exceeds
     max(band max, median + 3·1.4826·MAD) · (1 + slack) + floor(unit)
@@ -66,22 +67,29 @@ class FitError(Exception):
 
 
 def fit_linear(xs, ys):
-    """Least squares y = a·x + b: ({a, b}, residual RMS, {a: (lo, hi), b: (lo, hi)} or None)."""
+    """Relative least squares y = a·x + b (weights 1/y², so that every point counts by its
+    relative error: over sizes 1 B … 4 MiB, b is set by the small messages and a by the large
+    ones, instead of the largest few deciding both): ({a, b}, residual RMS in y's unit,
+    {a: (lo, hi), b: (lo, hi)} or None)."""
     n = len(xs)
     if n < 2 or len(set(xs)) < 2:
         raise FitError("a linear fit needs two distinct x, got %s" % sorted(set(xs)))
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    floor = max(1e-9, 1e-6 * max(abs(y) for y in ys))
+    ws = [1.0 / max(abs(y), floor) ** 2 for y in ys]
+    sw = sum(ws)
+    mx = sum(w * x for w, x in zip(ws, xs)) / sw
+    my = sum(w * y for w, y in zip(ws, ys)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
+    a = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys)) / sxx
     b = my - a * mx
-    ssr = sum((y - (a * x + b)) ** 2 for x, y in zip(xs, ys))
-    rms = math.sqrt(ssr / n)
+    res = [y - (a * x + b) for x, y in zip(xs, ys)]
+    rms = math.sqrt(sum(r * r for r in res) / n)
     ci = None
     t = t95(n - 2)
     if t:
-        s2 = ssr / (n - 2)
+        s2 = sum(w * r * r for w, r in zip(ws, res)) / (n - 2)
         se_a = math.sqrt(s2 / sxx)
-        se_b = math.sqrt(s2 * (1.0 / n + mx * mx / sxx))
+        se_b = math.sqrt(s2 * (1.0 / sw + mx * mx / sxx))
         ci = {"a": (a - t * se_a, a + t * se_a), "b": (b - t * se_b, b + t * se_b)}
     return {"a": a, "b": b}, rms, ci
 
@@ -158,8 +166,12 @@ def fit_run(results):
                     par, rms, ci = fit_const(ys)
             except FitError:
                 continue
+            pred = [par["a"] * x + par["b"] if form == "linear" else
+                    par["c"] * x if form == "prop" else par["c"] for x in xs]
+            rel = [(y - q) / y for y, q in zip(ys, pred) if y]
             fits.setdefault(series, {})[name] = {
-                "params": par, "residual_us": rms, "ci95": ci, "points": sorted(pts)}
+                "params": par, "residual_us": rms, "ci95": ci, "points": sorted(pts),
+                "residual_rel": math.sqrt(sum(r * r for r in rel) / len(rel)) if rel else 0.0}
     return fits
 
 
@@ -196,6 +208,7 @@ def fit_runs(runs):
             m["paper"] = spec[5]
             m["band"] = {p: band([f["params"][p] for f in m["fits"]]) for p in m["fits"][0]["params"]}
             m["residual_us"] = statistics.median(f["residual_us"] for f in m["fits"])
+            m["residual_rel"] = statistics.median(f["residual_rel"] for f in m["fits"])
     return {"runs": [label for label, _ in per_run], "models": models}
 
 
@@ -233,7 +246,7 @@ def model_text(m, pars, xunit):
 def table(doc, out=sys.stdout):
     """Each model per series: the band's median fit, its spread, residual, beside 001's."""
     rows = [("model", "form", "series", "fit (median of runs)", "spread (min..max)",
-             "resid", "runs", "paper 001 (Cray XE6)")]
+             "resid (rel)", "runs", "paper 001 (Cray XE6)")]
     for spec in MODELS:
         name, xs = spec[0], {"size": "s", "log2p": "log2 p", "k": "k"}.get(spec[3], "")
         for series in sorted(doc["models"], key=lambda s: (("vendor", "ref", "ref-nb") + (s,)).index(s)):
@@ -245,7 +258,8 @@ def table(doc, out=sys.stdout):
                                               fmt_param(b["max"], m["units"][p]))
                                for p, b in m["band"].items())
             rows.append((name, FORM_TEXT[m["form"]].format(x=xs), series,
-                         model_text(m, med, xs), spread, fmt_param(m["residual_us"], "us"),
+                         model_text(m, med, xs), spread, "%s (%.0f%%)" % (
+                             fmt_param(m["residual_us"], "us"), 100 * m.get("residual_rel", 0)),
                          str(m["band"][next(iter(m["band"]))]["n"]),
                          model_text(m, m["paper"], xs) if m["paper"] else "-"))
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
