@@ -64,7 +64,7 @@ def inclusive_costs(cgfile, lib):
     it makes (inlined code, which callgrind_annotate lists under the header's file name, stays
     with the function that holds it)."""
     names = {"ob": {}, "fn": {}}
-    costs, cur_ob, cur_fn, after_call = {}, "", "", False
+    costs, cur_ob, cur_fn = {}, "", ""
 
     def name(kind, rest):
         m = re.match(r"\((\d+)\)\s*(.*)", rest)
@@ -83,9 +83,8 @@ def inclusive_costs(cgfile, lib):
             if line[0].isdigit() or line[0] in "+-*":
                 if cur_fn and os.path.basename(cur_ob).startswith(lib):
                     parts = line.split()
-                    if len(parts) >= 2:
+                    if len(parts) >= 2:  # a self cost, or the inclusive cost of a call
                         costs[cur_fn] = costs.get(cur_fn, 0) + int(parts[1])
-                after_call = False
                 continue
             key, _, rest = line.partition("=")
             if key == "ob":
@@ -93,10 +92,7 @@ def inclusive_costs(cgfile, lib):
             elif key == "fn":
                 cur_fn = name("fn", rest)
             elif key in ("cob", "cfn"):
-                name(key[1:], rest)  # defines a compressed name for later use
-            elif key == "calls":
-                after_call = True
-    del after_call
+                name(key[1:], rest)  # may define a compressed name used later
     return costs
 
 
