@@ -5,6 +5,10 @@
 #   make check [MPI=...] [SAN=1]            install missing packages, build, run all tests via prove
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1]
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
+#   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
+#   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
+#   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
+#   make perfgate [MPI=...]                 compare the fast paths with that baseline
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #   make format                             clang-format the C sources
 
@@ -29,9 +33,10 @@ include suites/patterns/module.mk
 include suites/apps/module.mk
 include harness/tests/module.mk
 include suites/conformance/module.mk
+include ci/perf/module.mk
 
-.PHONY: all deps check bench plots install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS)
+.PHONY: all deps check bench plots models regress baseline perfgate install installcheck uninstall clean distclean format
+all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
@@ -62,6 +67,45 @@ bench: $(DEPS_STAMP)
 plots:
 	$(PYTHON) plots/plot.py --results $(RESULTS)
 
+# Timing models (docs/models.md): RUNS=N first adds N runs of D1-D7 under $(RESULTS)/runs/; the
+# fit uses every run there (and $(RESULTS) itself when it holds D results).
+RUNS ?= 0
+SLACK ?= 0.10
+models: $(DEPS_STAMP)
+ifneq ($(RUNS),0)
+	$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)
+	grep -E '^d[1-7]_' suites/patterns/benchlist >$(BUILD)/benchlist-d
+	stamp=$$(date -u +%Y%m%dT%H%M%S); for i in $$(seq $(RUNS)); do \
+	  $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS)/runs/$$stamp-$$i --mpi $(MPI) \
+	    --runner "$(TEST_RUNNER)" --filter '^D[1-7]_' --series '$(SERIES)' \
+	    $(if $(filter 1,$(QUICK)),--quick) $(BUILD)/benchlist-d || true; done
+endif
+	$(PYTHON) harness/nbrma-models fit --results $(RESULTS)
+
+# Both gates: the fresh timing fit against BASELINE (a stored models.json), and the fast paths
+# against PERF_BASELINE (PERFGATE=0 skips them, e.g. without valgrind). Exit status non-zero
+# when either is worse.
+PERFGATE ?= 1
+PERF_BASELINE ?= ci/baselines/$(MPI).json
+regress: $(PERF_BIN)
+	@test -n "$(BASELINE)" || { echo "make regress: set BASELINE=path/to/models.json"; exit 2; }
+	@rc=0; \
+	$(PYTHON) harness/nbrma-models regress --baseline $(BASELINE) --results $(RESULTS) \
+	  --slack $(SLACK) || rc=1; \
+	if [ "$(PERFGATE)" != 0 ]; then $(PYTHON) ci/perf/perfgate.py check --bin $(PERF_BIN) \
+	  --runner "$(TEST_RUNNER)" --baseline $(PERF_BASELINE) || rc=1; fi; \
+	exit $$rc
+
+# The deterministic gate (docs/models.md): instructions per call on the reference's fast paths
+# and heap bytes per window, against the baseline committed in ci/baselines/.
+baseline: $(PERF_BIN)
+	$(PYTHON) ci/perf/perfgate.py baseline --bin $(PERF_BIN) --mpi $(MPI) \
+	  --runner "$(TEST_RUNNER)" --out ci/baselines/$(MPI).json
+perfgate: $(PERF_BIN)
+	$(PYTHON) ci/perf/perfgate.py check --bin $(PERF_BIN) --runner "$(TEST_RUNNER)" \
+	  --baseline ci/baselines/$(MPI).json
+
 INSTDIR := $(DESTDIR)$(PREFIX)
 install: all
 	install -d $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma/plots \
@@ -73,7 +117,8 @@ install: all
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
 	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
-	install -m 644 harness/nbrma_results.py $(INSTDIR)/share/nbrma/harness/
+	install -m 644 harness/nbrma_results.py harness/nbrma_models.py $(INSTDIR)/share/nbrma/harness/
+	install -m 755 harness/nbrma-models $(INSTDIR)/share/nbrma/harness/
 	cat suites/patterns/benchlist suites/apps/benchlist >$(INSTDIR)/share/nbrma/benchlist
 	install -m 644 README.md docs/*.md $(INSTDIR)/share/doc/nbrma/
 

@@ -15,6 +15,8 @@ import re
 
 _DECOR = re.compile(r"/(iterations:\d+|manual_time|real_time|repeats:\d+|threads:\d+)")
 _SERIES = ("vendor", "ref", "ref-nb")
+# JSON files that live beside the results but are not benchmark output (harness/nbrma-models).
+NOT_RESULTS = {"models.json"}
 
 
 class ResultsError(Exception):
@@ -103,5 +105,6 @@ def load_dir(directory):
     """All results under one results/<mpi>/ directory, in file order."""
     out = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
-        out.extend(load_file(path))
+        if os.path.basename(path) not in NOT_RESULTS:
+            out.extend(load_file(path))
     return out

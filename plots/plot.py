@@ -30,6 +30,8 @@ def load_files(directory, strict, warn):
     otherwise (sibling directories) skipped with a warning."""
     out = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+        if os.path.basename(path) in nbrma_results.NOT_RESULTS:
+            continue
         try:
             out.extend(r for r in nbrma_results.load_file(path) if r.error is None)
         except nbrma_results.ResultsError as e:
@@ -418,11 +420,32 @@ def fig_g5(own, every):
     return {"g5_dsde.dat": got} if got else None
 
 
+def fig_e_ghost(own, every):
+    """E: ratio one-sided / p2p vs size, one file per rank count (e_ghost.pN.dat); a column per
+    (MPI x) series x version, version varying fastest (colour = series, dash = version)."""
+    rs = pick(own, {"E1_ghost"})
+    versions = ("fence", "pscw", "lock")
+    with_mpi = len({r.mpi for r in rs}) > 1
+    out = {}
+    for p in sorted({r.params.get("procs") for r in rs if r.params.get("procs")}):
+        prs = [r for r in rs if r.params.get("procs") == p]
+        cols = [g + (v,) for g in groups(prs, with_mpi) for v in versions]
+        t = wide(prs, lambda r: r.params.get("size"),
+                 lambda r: (r.mpi, r.series or "-", r.params.get("version")),
+                 counter("ratio"), cols)
+        head = ["size"] + ["%s %s" % (glabel(c[:2], with_mpi), c[2]) for c in cols]
+        comment = ["E1_ghost on %d ranks: ratio = onesided_us / p2p_us (medians) vs size" % p,
+                   "column 1: size (bytes) per neighbour; then fence, pscw, lock per series"]
+        out["e_ghost.p%d.dat" % p] = table(comment, head, t, cols)
+    return out or None
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
-           "g5_dsde": fig_g5}
+           "g5_dsde": fig_g5,
+           "e_ghost": fig_e_ghost}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 

@@ -319,6 +319,12 @@ extern _Thread_local uint64_t nbr_tl_gen NBR_TLS_MODEL;
 /* The window a handle names, or NULL for a vendor window. Two compares on the fast path. */
 static inline nbr_win_t *nbr_win_find(MPI_Win win)
 {
+#ifdef NBR_PERF_CANARY
+    /* Deliberate extra work on every window entry point (put's fast path included), for the test
+     * that shows the deterministic performance gate can fail (ci/perf/test_perfgate.sh). */
+    for (volatile int i = 0; i < NBR_PERF_CANARY; i++)
+        ;
+#endif
     if (NBR_LIKELY(win == nbr_tl_handle &&
                    nbr_tl_gen == __atomic_load_n(&nbr_win_gen, __ATOMIC_RELAXED)))
         return nbr_tl_win;

@@ -1,0 +1,139 @@
+/* fastpath.c — the reference's fast paths, driven a fixed number of times, for the deterministic
+ * CI gate (ci/perf/perfgate.py, docs/models.md).
+ *
+ *   fastpath ops N     one process, an allocated window of 64 doubles; N calls each of MPI_Put,
+ *                      MPI_Get, MPI_Accumulate(SUM), MPI_Fetch_and_op(SUM) and
+ *                      MPI_Compare_and_swap under lock_all, then N (MPI_Put + MPI_Win_flush)
+ *                      pairs, then N (MPI_Win_lock exclusive + MPI_Win_unlock) pairs on itself.
+ *                      Run under callgrind twice with different N: the difference of the
+ *                      inclusive cost per function, divided by the difference of N, is the
+ *                      instruction count of one call, free of first-call and setup costs.
+ *   fastpath meta      heap bytes (glibc mallinfo2) that creating one window of each flavour
+ *                      costs under the reference, as "ref_FLAVOUR BYTES" lines. That includes
+ *                      the vendor window the reference keeps underneath each of its windows: a
+ *                      baseline is per MPI. (The vendor's own windows are not measured: Open
+ *                      MPI 4.1's osc/rdma refuses MPI_Win_create on a single process.)
+ *
+ * One process, so that no peer's timing enters the counts. Every result is verified. */
+#include <malloc.h>
+#include <mpi.h>
+#include <nbrma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            fprintf(stderr, "fastpath: %s failed (%d)\n", #call, rc_);                             \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+static int run_ops(long n)
+{
+    double *base, v = 1.0, r = 0.0;
+    long cmp = 0, swp = 1, old = 0;
+    MPI_Win win;
+    CHECK(MPI_Win_allocate(64 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_SELF, &base,
+                           &win));
+    memset(base, 0, 64 * sizeof(double));
+    CHECK(MPI_Win_lock_all(0, win));
+    for (long i = 0; i < n; i++)
+        CHECK(MPI_Put(&v, 1, MPI_DOUBLE, 0, i & 7, 1, MPI_DOUBLE, win));
+    CHECK(MPI_Win_flush_all(win));
+    for (long i = 0; i < n; i++)
+        CHECK(MPI_Get(&r, 1, MPI_DOUBLE, 0, i & 7, 1, MPI_DOUBLE, win));
+    CHECK(MPI_Win_flush_all(win));
+    for (long i = 0; i < n; i++)
+        CHECK(MPI_Accumulate(&v, 1, MPI_DOUBLE, 0, 8, 1, MPI_DOUBLE, MPI_SUM, win));
+    CHECK(MPI_Win_flush_all(win));
+    for (long i = 0; i < n; i++)
+        CHECK(MPI_Fetch_and_op(&v, &r, MPI_DOUBLE, 0, 9, MPI_SUM, win));
+    CHECK(MPI_Win_flush_all(win));
+    for (long i = 0; i < n; i++) {
+        CHECK(MPI_Compare_and_swap(&swp, &cmp, &old, MPI_LONG, 0, 10, win));
+        swp ^= 1, cmp ^= 1; /* alternate 0 -> 1 -> 0: every swap succeeds */
+    }
+    CHECK(MPI_Win_flush_all(win));
+    for (long i = 0; i < n; i++) {
+        CHECK(MPI_Put(&v, 1, MPI_DOUBLE, 0, 11, 1, MPI_DOUBLE, win));
+        CHECK(MPI_Win_flush(0, win));
+    }
+    CHECK(MPI_Win_unlock_all(win));
+    for (long i = 0; i < n; i++) {
+        CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        CHECK(MPI_Win_unlock(0, win));
+    }
+    int ok = base[0] == 1.0 && base[8] == (double)n && base[9] == (double)n && base[11] == 1.0;
+    long cell;
+    memcpy(&cell, &base[10], sizeof cell);
+    ok = ok && cell == (n & 1);
+    CHECK(MPI_Win_free(&win));
+    if (!ok)
+        fprintf(stderr, "fastpath: the operations did not arrive\n");
+    return ok ? 0 : 1;
+}
+
+/* Heap bytes in use now (glibc). */
+static size_t heap_bytes(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static int run_meta(void)
+{
+    static const char *impls[] = {"ref"};
+    static const char *flavours[] = {"create", "allocate", "dynamic"};
+    static double mem[64];
+    for (int i = 0; i < 1; i++) {
+        if (MPIX_Nbrma_set_impl(impls[i]) != MPI_SUCCESS) {
+            fprintf(stderr, "fastpath: MPIX_Nbrma_set_impl(%s) failed\n", impls[i]);
+            return 1;
+        }
+        for (int f = 0; f < 3; f++) {
+            MPI_Win win;
+            void *base;
+            /* The first window of a kind may set up state that later ones share: measure the
+             * second. */
+            for (int rep = 0; rep < 2; rep++) {
+                size_t before = heap_bytes();
+                if (f == 0)
+                    CHECK(MPI_Win_create(mem, sizeof mem, sizeof(double), MPI_INFO_NULL,
+                                         MPI_COMM_SELF, &win));
+                else if (f == 1)
+                    CHECK(MPI_Win_allocate(sizeof mem, sizeof(double), MPI_INFO_NULL, MPI_COMM_SELF,
+                                           &base, &win));
+                else
+                    CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_SELF, &win));
+                size_t after = heap_bytes();
+                if (rep == 1)
+                    printf("%s_%s %ld\n", impls[i], flavours[f], (long)after - (long)before);
+                CHECK(MPI_Win_free(&win));
+            }
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rc = 2;
+    if (argc == 3 && strcmp(argv[1], "ops") == 0) {
+        char *end;
+        long n = strtol(argv[2], &end, 10);
+        if (*end || n < 1 || n > 100000000)
+            fprintf(stderr, "fastpath: N must be 1 .. 1e8, not '%s'\n", argv[2]);
+        else
+            rc = run_ops(n);
+    } else if (argc == 2 && strcmp(argv[1], "meta") == 0) {
+        rc = run_meta();
+    } else {
+        fprintf(stderr, "usage: fastpath ops N | fastpath meta\n");
+    }
+    MPI_Finalize();
+    return rc;
+}

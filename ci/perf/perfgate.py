@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""perfgate.py — the deterministic performance gate (docs/models.md §Deterministic gate).
+
+Costs that do not depend on machine noise, measured on one process:
+  * instructions per call on the reference's fast paths (put, get, accumulate, fetch_and_op,
+    compare_and_swap, put+flush's flush, lock+unlock), counted by callgrind: nbrma-fastpath
+    runs twice with different call counts N1 < N2 and each operation's cost is the difference
+    of its function's inclusive cost divided by N2 - N1 (setup and first calls cancel out);
+  * heap bytes one window of each flavour costs under the reference, the vendor window it keeps
+    underneath included (glibc mallinfo2 around MPI_Win_create / _allocate / _create_dynamic).
+
+  perfgate.py measure  --bin FASTPATH [--out FILE] [--runner 'mpiexec -n']        print/write the measurement (JSON)
+  perfgate.py baseline --bin FASTPATH --mpi MPI --out FILE write a baseline with tolerances
+  perfgate.py check    --bin FASTPATH --baseline FILE      measure, compare, table; exit 1 if worse
+  perfgate.py compare  BASELINE MEASURED                   compare two files (no measuring)
+
+A measured value fails when it exceeds baseline + max(abs_tol, rel_tol * baseline). A value
+below baseline - tolerance passes and is flagged "better: regenerate the baseline".
+Exit status: 0 within tolerance, 1 worse, 2 usage or measurement error.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+N1, N2 = 200, 1200
+
+# metric -> (functions whose inclusive costs add up to one call, calls per iteration, unit)
+OPS = {
+    "put": (("MPI_Put",), 2, "instr"),  # N plain puts plus N puts before a flush
+    "get": (("MPI_Get",), 1, "instr"),
+    "accumulate": (("MPI_Accumulate",), 1, "instr"),
+    "fetch_and_op": (("MPI_Fetch_and_op",), 1, "instr"),
+    "compare_and_swap": (("MPI_Compare_and_swap",), 1, "instr"),
+    "flush": (("MPI_Win_flush",), 1, "instr"),
+    "lock_unlock": (("MPI_Win_lock", "MPI_Win_unlock"), 1, "instr"),
+}
+FLAVOURS = ("create", "allocate", "dynamic")
+# Default tolerances: a few instructions or 5 %, whichever is larger; heap bytes 64 B or 5 %.
+TOL = {"instr": (5, 0.05), "bytes": (64, 0.05)}
+
+
+class GateError(Exception):
+    pass
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if p.returncode != 0:
+        raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
+                                                        (p.stdout + p.stderr)[-2000:]))
+    return p.stdout
+
+
+def inclusive_costs(cgfile, lib):
+    """{function: inclusive Ir} for the functions of object `lib` in a callgrind output file.
+    Read from the file itself: a function's own cost lines plus the inclusive cost of each call
+    it makes (inlined code, which callgrind_annotate lists under the header's file name, stays
+    with the function that holds it)."""
+    names = {"ob": {}, "fn": {}}
+    costs, cur_ob, cur_fn = {}, "", ""
+
+    def name(kind, rest):
+        m = re.match(r"\((\d+)\)\s*(.*)", rest)
+        if not m:
+            return rest.strip()
+        if m.group(2):
+            names[kind][m.group(1)] = m.group(2).strip()
+        return names[kind].get(m.group(1), "")
+
+    try:
+        f = open(cgfile)
+    except OSError as e:
+        raise GateError("cannot read callgrind output %s: %s" % (cgfile, e))
+    with f:
+        for line in f:
+            if line[0].isdigit() or line[0] in "+-*":
+                if cur_fn and os.path.basename(cur_ob).startswith(lib):
+                    parts = line.split()
+                    if len(parts) >= 2:  # a self cost, or the inclusive cost of a call
+                        costs[cur_fn] = costs.get(cur_fn, 0) + int(parts[1])
+                continue
+            key, _, rest = line.partition("=")
+            if key == "ob":
+                cur_ob = name("ob", rest)
+            elif key == "fn":
+                cur_fn = name("fn", rest)
+            elif key in ("cob", "cfn"):
+                name(key[1:], rest)  # may define a compressed name used later
+    return costs
+
+
+def measure(fastpath, runner):
+    if not os.access(fastpath, os.X_OK):
+        raise GateError("no executable %s: build it first (make MPI=...)" % fastpath)
+    for tool in ("valgrind", "callgrind_annotate"):
+        if not shutil.which(tool):
+            raise GateError("%s is not installed (make deps installs valgrind)" % tool)
+    env = dict(os.environ, NBRMA_IMPL="ref")
+    launch = shlex.split(runner) + ["1"] if runner else []
+    res = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        # Both counts at once: the runs mostly wait on MPI start-up under valgrind.
+        procs = []
+        for n in (N1, N2):
+            cg = os.path.join(tmp, "cg.%d" % n)
+            cmd = launch + ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
+                            fastpath, "ops", str(n)]
+            procs.append((cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.STDOUT, text=True, env=env)))
+        costs = []
+        for cmd, cg, p in procs:
+            out = p.communicate()[0]
+            if p.returncode != 0:
+                raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
+                                                                out[-2000:]))
+            costs.append(inclusive_costs(cg, "libnbrma"))
+        for metric, (fns, per, unit) in OPS.items():
+            missing = [f for f in fns if f not in costs[0] or f not in costs[1]]
+            if missing:
+                raise GateError("callgrind shows no %s in libnbrma (is the reference serving "
+                                "the window?)" % ", ".join(missing))
+            d = sum(costs[1][f] - costs[0][f] for f in fns)
+            res[metric] = {"value": round(d / ((N2 - N1) * per), 1), "unit": unit}
+    meta = {}
+    for line in run(launch + [fastpath, "meta"], dict(os.environ)).splitlines():
+        k, v = line.split()
+        meta[k] = int(v)
+    for f in FLAVOURS:
+        if "ref_" + f not in meta:
+            raise GateError("nbrma-fastpath meta printed no %s window" % f)
+        res["window_%s" % f] = {"value": meta["ref_" + f], "unit": "bytes"}
+    return res
+
+
+def with_tolerances(measured, mpi, command):
+    entries = {}
+    for k, e in measured.items():
+        a, r = TOL[e["unit"]]
+        entries[k] = {"value": e["value"], "unit": e["unit"], "abs_tol": a, "rel_tol": r}
+    return {"mpi": mpi, "generated": datetime.datetime.now(datetime.timezone.utc)
+            .strftime("%Y-%m-%dT%H:%M:%SZ"), "regenerate": command,
+            "valgrind": run(["valgrind", "--version"]).strip() if shutil.which("valgrind") else "",
+            "entries": entries}
+
+
+UNITS = {"instr": "instructions per call", "bytes": "heap bytes per window (ref + its vendor window)"}
+
+
+def compare(baseline, measured, out=sys.stdout):
+    """Print the table; return the number of entries worse than their tolerance."""
+    rows, worse = [], 0
+    for k, b in baseline["entries"].items():
+        tol = max(b.get("abs_tol", 0), b.get("rel_tol", 0) * abs(b["value"]))
+        m = measured.get(k)
+        if m is None:
+            rows.append((k, b["unit"], b["value"], b["value"] + tol, "-", "-", "MISSING"))
+            worse += 1
+            continue
+        v = m["value"]
+        change = "%+.1f%%" % (100.0 * (v - b["value"]) / b["value"]) if b["value"] else "%+g" % v
+        if v > b["value"] + tol:
+            verdict = "WORSE"
+            worse += 1
+        elif v < b["value"] - tol:
+            verdict = "better: regenerate the baseline"
+        else:
+            verdict = "ok"
+        rows.append((k, b["unit"], b["value"], round(b["value"] + tol, 1), v, change, verdict))
+    for k in measured:
+        if k not in baseline["entries"]:
+            rows.append((k, measured[k]["unit"], "-", "-", measured[k]["value"], "-",
+                         "new: not in the baseline"))
+    head = ("metric", "unit", "baseline", "allowed", "measured", "change", "verdict")
+    w = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    fmt = "  ".join("%%-%ds" % x if i in (0, 1, 6) else "%%%ds" % x for i, x in enumerate(w))
+    print(fmt % head, file=out)
+    for r in rows:
+        print(fmt % tuple(str(c) for c in r), file=out)
+    print("units: " + "; ".join("%s = %s" % kv for kv in UNITS.items()), file=out)
+    if worse:
+        print("perfgate: %d metric(s) worse than the baseline %s allows (%s)." % (
+            worse, baseline.get("mpi", ""), baseline.get("regenerate", "make baseline")), file=out)
+        print("perfgate: if the cost is intended, regenerate and commit the baseline: %s" %
+              baseline.get("regenerate", "make baseline"), file=out)
+    else:
+        print("perfgate: all %d metrics within tolerance" % len(baseline["entries"]), file=out)
+    return worse
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise GateError("cannot read %s: %s" % (path, e))
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("measure", "baseline", "check"):
+        s = sub.add_parser(name)
+        s.add_argument("--bin", required=True, help="the nbrma-fastpath executable")
+        s.add_argument("--out")
+        s.add_argument("--mpi", default="")
+        s.add_argument("--baseline")
+        s.add_argument("--runner", default=os.environ.get("TEST_RUNNER", ""),
+                       help="MPI launcher taking a rank count, e.g. 'mpiexec.mpich -n' "
+                       "(default $TEST_RUNNER; empty: singleton start)")
+    s = sub.add_parser("compare")
+    s.add_argument("baseline_file")
+    s.add_argument("measured_file")
+    o = ap.parse_args()
+    try:
+        if o.cmd == "compare":
+            b, m = load(o.baseline_file), load(o.measured_file)
+            m = m.get("entries", m)
+            return 1 if compare(b, m) else 0
+        measured = measure(o.bin, o.runner)
+        if o.cmd == "measure":
+            text = json.dumps(measured, indent=1, sort_keys=True) + "\n"
+        elif o.cmd == "baseline":
+            if not o.mpi:
+                raise GateError("baseline needs --mpi")
+            text = json.dumps(with_tolerances(measured, o.mpi, "make baseline MPI=%s" % o.mpi),
+                              indent=1) + "\n"
+        else:
+            if not o.baseline:
+                raise GateError("check needs --baseline FILE")
+            b = load(o.baseline)
+            return 1 if compare(b, measured) else 0
+        if o.out:
+            with open(o.out, "w") as f:
+                f.write(text)
+            print("perfgate: wrote %s" % o.out)
+        else:
+            sys.stdout.write(text)
+        return 0
+    except GateError as e:
+        print("perfgate: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
