@@ -2,7 +2,8 @@
  * no system call (paper 004 §III counts window metadata as the first cost of a window).
  *
  * Each process carves its control blocks out of its own chunks of node-shared memory (POSIX shm
- * objects named /nbrma-a-<pid>-<k>, 1 MiB or more). A block is named by (chunk, offset): a window's
+ * objects named /nbrma-a-<pid>-<tag>-<k>, 1 MiB or more; <tag> is random per process, because a
+ * killed job's leftovers carry pids that the kernel hands out again). A block is named by (chunk, offset): a window's
  * set-up allgathers that, and a peer maps a chunk the first time a block in it is named, then
  * keeps the mapping. Blocks are recycled through free lists per power-of-two size class; a block
  * keeps a header across reuse (its incarnation and the last incarnation freed), which is what
@@ -10,10 +11,13 @@
  * The objects are unlinked at MPI_Finalize (and at exit): peers have mapped what they need by
  * then. A crashed job leaves them in /dev/shm, as the MPI libraries' own segments. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nbr.h"
@@ -36,18 +40,40 @@ static struct {
     int unlinked;
 } mine;
 
-/* Mappings of peers' chunks: open addressing on (pid, chunk). */
+/* Mappings of peers' chunks: open addressing on (pid, tag, chunk). */
 typedef struct {
     int pid, chunk;
+    uint32_t tag;
     char *base;
     size_t size;
 } nbr_peer_chunk_t;
 static nbr_peer_chunk_t *peers;
 static size_t peers_cap, peers_n;
 
-static void chunk_name(char *buf, size_t len, int pid, int k)
+static uint32_t proc_tag;
+static pthread_once_t proc_tag_once = PTHREAD_ONCE_INIT;
+
+static void pick_tag(void)
 {
-    snprintf(buf, len, "/nbrma-a-%d-%d", pid, k);
+    uint32_t t = 0;
+    if (getrandom(&t, sizeof t, GRND_NONBLOCK) != (ssize_t)sizeof t) {
+        struct timespec ts; /* no entropy yet (early boot): time and pid still differ */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^ (uint32_t)getpid() << 16;
+    }
+    proc_tag = t;
+}
+
+uint32_t nbr_proc_tag(void)
+{
+    if (pthread_once(&proc_tag_once, pick_tag) != 0)
+        pick_tag(); /* cannot happen with a valid once object */
+    return proc_tag;
+}
+
+static void chunk_name(char *buf, size_t len, int pid, uint32_t tag, int k)
+{
+    snprintf(buf, len, "/nbrma-a-%d-%08x-%d", pid, (unsigned)tag, k);
 }
 
 static int size_class(size_t bytes)
@@ -65,7 +91,7 @@ static void unlink_all(void)
     mine.unlinked = 1;
     char name[64];
     for (int k = 0; k < mine.n; k++) {
-        chunk_name(name, sizeof name, (int)getpid(), k);
+        chunk_name(name, sizeof name, (int)getpid(), nbr_proc_tag(), k);
         shm_unlink(name);
     }
 }
@@ -84,7 +110,7 @@ static int new_chunk(size_t need)
     while (size < need)
         size *= 2;
     char name[64];
-    chunk_name(name, sizeof name, (int)getpid(), mine.n);
+    chunk_name(name, sizeof name, (int)getpid(), nbr_proc_tag(), mine.n);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
         return MPI_ERR_NO_MEM;
@@ -128,6 +154,7 @@ void *nbr_arena_alloc(size_t bytes, nbr_arena_ref_t *ref)
     for (int k = 0; k < mine.n; k++)
         if (p >= mine.base[k] && p < mine.base[k] + mine.size[k]) {
             ref->chunk = (uint32_t)k;
+            ref->tag = nbr_proc_tag();
             ref->off = (uint64_t)(p - mine.base[k]);
             break;
         }
@@ -147,12 +174,12 @@ void nbr_arena_free(void *p, size_t bytes)
 /* The address of a block in process `pid` (this one, or a peer on the node). */
 void *nbr_arena_map(int pid, nbr_arena_ref_t ref)
 {
-    if (pid == (int)getpid())
+    if (pid == (int)getpid() && ref.tag == nbr_proc_tag())
         return (int)ref.chunk < mine.n ? mine.base[ref.chunk] + ref.off : NULL;
     if (peers_cap) {
         size_t h = (size_t)((uint64_t)pid * 0x9e3779b97f4a7c15u ^ ref.chunk) & (peers_cap - 1);
         for (; peers[h].base; h = (h + 1) & (peers_cap - 1))
-            if (peers[h].pid == pid && peers[h].chunk == (int)ref.chunk)
+            if (peers[h].pid == pid && peers[h].tag == ref.tag && peers[h].chunk == (int)ref.chunk)
                 return ref.off < peers[h].size ? peers[h].base + ref.off : NULL;
     }
     if ((peers_n + 1) * 2 > peers_cap) {
@@ -174,7 +201,7 @@ void *nbr_arena_map(int pid, nbr_arena_ref_t ref)
         peers_cap = cap;
     }
     char name[64];
-    chunk_name(name, sizeof name, pid, (int)ref.chunk);
+    chunk_name(name, sizeof name, pid, ref.tag, (int)ref.chunk);
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return NULL;
@@ -187,7 +214,7 @@ void *nbr_arena_map(int pid, nbr_arena_ref_t ref)
     size_t h = (size_t)((uint64_t)pid * 0x9e3779b97f4a7c15u ^ ref.chunk) & (peers_cap - 1);
     while (peers[h].base)
         h = (h + 1) & (peers_cap - 1);
-    peers[h] = (nbr_peer_chunk_t){pid, (int)ref.chunk, p, (size_t)end};
+    peers[h] = (nbr_peer_chunk_t){pid, (int)ref.chunk, ref.tag, p, (size_t)end};
     peers_n++;
     return ref.off < (uint64_t)end ? (char *)p + ref.off : NULL;
 }

@@ -104,8 +104,12 @@ static inline nbr_ctl_hdr_t *nbr_ctl_hdr(nbr_ctl_t *c)
 /* Control-block memory (arena.c): node-shared, named by (chunk, offset) across processes. */
 typedef struct {
     uint32_t chunk;
+    uint32_t tag; /* the owner's nbr_proc_tag(): its chunk names, unlike pids, are never reused */
     uint64_t off;
 } nbr_arena_ref_t;
+/* A random 32-bit value per process, part of the names of its shm objects: a name made of the
+ * pid alone collides with the leftovers of a killed process that had the same pid. */
+uint32_t nbr_proc_tag(void);
 void *nbr_arena_alloc(size_t bytes, nbr_arena_ref_t *ref);
 void nbr_arena_free(void *p, size_t bytes);
 void *nbr_arena_map(int pid, nbr_arena_ref_t ref);

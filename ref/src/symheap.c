@@ -80,7 +80,7 @@ void *nbr_sym_alloc(MPI_Comm comm, size_t total)
     char name[64] = "";
     int fd = -1, ok = 1;
     if (me == 0) {
-        snprintf(name, sizeof name, "/nbrma-%d-%u", (int)getpid(), serial++);
+        snprintf(name, sizeof name, "/nbrma-%d-%08x-%u", (int)getpid(), (unsigned)nbr_proc_tag(), serial++);
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         ok = fd >= 0 && ftruncate(fd, (off_t)total) == 0;
         if (!ok)

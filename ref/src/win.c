@@ -412,34 +412,56 @@ static int data_handle(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info
     return rc;
 }
 
+/* Agreement on a step of window set-up: every rank learns whether any rank failed, so all take
+ * the same path afterwards (a rank that abandons alone would leave the others waiting in the
+ * next collective). Returns MPI_SUCCESS only if every rank succeeded; otherwise every rank
+ * returns the largest error class among them (its own if it failed). */
+static int agree(MPI_Comm comm, int rc)
+{
+    int cls = MPI_SUCCESS, worst;
+    if (rc != MPI_SUCCESS && PMPI_Error_class(rc, &cls) != MPI_SUCCESS)
+        cls = MPI_ERR_OTHER;
+    MPI_Request r;
+    if (PMPI_Iallreduce(&cls, &worst, 1, MPI_INT, MPI_MAX, comm, &r) != MPI_SUCCESS ||
+        nbr_wait_req(&r) != MPI_SUCCESS)
+        return rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+    return rc != MPI_SUCCESS ? rc : worst;
+}
+
 /* Everything after the handle exists: my control block (from the arena, zeroed, a new
  * incarnation), the peers' descriptors and control blocks, the window's group, registration.
  * The allgather also tells every rank that all control blocks are zeroed before anyone uses
- * one. */
+ * one. Local failures (memory, a peer's block that cannot be mapped) are agreed on before the
+ * allgather and at the end, so that every rank either has the window or abandons it. */
 static int win_setup(nbr_win_t *w, MPI_Comm comm)
 {
     nbr_peer_info_t mine = {.addr = (MPI_Aint)(uintptr_t)w->base,
                             .size = w->bytes,
                             .disp_unit = w->disp_unit,
                             .pid = (int)getpid()};
-    w->ctl_size = NBR_CACHELINE + ctl_bytes(w->size);
-    if (!(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl)))
-        return MPI_ERR_NO_MEM;
-    nbr_ctl_t *c = (nbr_ctl_t *)((char *)w->ctl_block + NBR_CACHELINE);
-    memset(c, 0, ctl_bytes(w->size));
-    nbr_ctl_hdr_t *h = nbr_ctl_hdr(c);
-    mine.inc = __atomic_add_fetch(&h->inc, 1, __ATOMIC_RELEASE);
-    w->ctl = c;
+    int rc = MPI_SUCCESS;
     nbr_peer_info_t *info = calloc((size_t)w->size, sizeof *info);
-    if (!info)
-        return MPI_ERR_NO_MEM;
+    w->ctl_size = NBR_CACHELINE + ctl_bytes(w->size);
+    if (!info || !(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl))) {
+        rc = MPI_ERR_NO_MEM;
+    } else {
+        nbr_ctl_t *c = (nbr_ctl_t *)((char *)w->ctl_block + NBR_CACHELINE);
+        memset(c, 0, ctl_bytes(w->size));
+        nbr_ctl_hdr_t *h = nbr_ctl_hdr(c);
+        mine.inc = __atomic_add_fetch(&h->inc, 1, __ATOMIC_RELEASE);
+        w->ctl = c;
+    }
+    if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
+        free(info);
+        return rc;
+    }
     if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         cma_window(1); /* before peers learn they may reach us */
         w->cma = 1;
     }
     MPI_Request req;
-    int rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, info, (int)sizeof mine,
-                             MPI_BYTE, comm, &req);
+    rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, info, (int)sizeof mine, MPI_BYTE,
+                         comm, &req);
     if (rc == MPI_SUCCESS)
         rc = nbr_wait_req(&req);
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
@@ -464,12 +486,16 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     free(info);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_get_group(w->handle, &w->group);
-    if (rc == MPI_SUCCESS)
-        rc = registry_add(w);
-    if (rc == MPI_SUCCESS && nbr_cfg.VERBOSE && w->rank == 0)
+    int registered = rc == MPI_SUCCESS && (rc = registry_add(w)) == MPI_SUCCESS;
+    if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
+        if (registered)
+            registry_remove(w);
+        return rc;
+    }
+    if (nbr_cfg.VERBOSE && w->rank == 0)
         fprintf(stderr, "libnbrma: window of %d ranks served by ref (flavor %d)\n", w->size,
                 w->flavor);
-    return rc;
+    return MPI_SUCCESS;
 }
 
 static void win_destroy(nbr_win_t *w)
@@ -610,7 +636,10 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                            "the MPI library could not create the window (out of resources, "
                            "e.g. context ids for live windows?)");
     if ((rc = win_setup(w, comm)) != MPI_SUCCESS)
-        return win_abandon(w, comm, call, rc, "window set-up failed");
+        return win_abandon(w, comm, call, rc,
+                           "window set-up failed on this or another rank of the group (no "
+                           "memory for control blocks in /dev/shm, or a peer's block could not "
+                           "be mapped)");
     if (baseptr)
         *(void **)baseptr = w->base;
     *win = w->handle;
