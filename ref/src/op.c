@@ -121,7 +121,6 @@ int nbr_op_cas_check(MPI_Datatype type)
 #define NBR_OP_CLONES
 #endif
 
-typedef void nbr_kernel_fn(const char *restrict in, char *restrict io, MPI_Aint n);
 
 /* The element type seen through a typedef of alignment 1 (target memory and user buffers need
  * no alignment) that may alias anything (the bytes belong to the application). */
@@ -239,6 +238,15 @@ static void replace(MPI_Datatype basic, const char *in, char *io, MPI_Aint n)
         }
 }
 
+nbr_kernel_fn *nbr_op_kernel(MPI_Op op, MPI_Datatype basic)
+{
+    int o = op_index(op), cls, repr;
+    if (o < 0 || o == OP_NO_OP || o == OP_REPLACE || !nbr_dtype_classify(basic, &cls, &repr) ||
+        !(allowed[cls] & (1u << o)) || repr <= NBR_R_NONE || repr >= NBR_R_COUNT)
+        return NULL;
+    return kernels[repr][o];
+}
+
 void nbr_op_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, MPI_Aint n)
 {
     int o = op_index(op), cls, repr;
@@ -250,13 +258,15 @@ void nbr_op_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, MP
     }
     nbr_dtype_classify(basic, &cls, &repr);
     nbr_kernel_fn *k = repr > NBR_R_NONE && repr < NBR_R_COUNT ? kernels[repr][o] : NULL;
-    if (!k)
-        return;
-    MPI_Aint ext;
     const nbr_dtype_t *d;
-    if (nbr_dtype_get(basic, &d) != MPI_SUCCESS)
+    if (k && nbr_dtype_get(basic, &d) == MPI_SUCCESS)
+        nbr_op_run(k, in, inout, n, d->extent);
+}
+
+void nbr_op_run(nbr_kernel_fn *k, const void *in, void *inout, MPI_Aint n, MPI_Aint ext)
+{
+    if (n <= 0)
         return;
-    ext = d->extent;
     const char *a = in;
     char *b = inout;
     /* The kernels take restrict pointers: origin data overlapping the target (an accumulate from

@@ -21,6 +21,14 @@ int nbr_op_cas_check(MPI_Datatype type);
  * The pair must have passed nbr_op_check. */
 void nbr_op_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, MPI_Aint n);
 
+/* The fast path's split of nbr_op_check + nbr_op_apply (one type lookup instead of three): the
+ * kernel of an arithmetic, logical or bitwise (op, basic) pair that nbr_op_check accepts, NULL
+ * for every other pair (MPI_REPLACE and MPI_NO_OP included). nbr_op_run applies it to n
+ * elements of extent `ext` as nbr_op_apply would, overlapping buffers included. */
+typedef void nbr_kernel_fn(const char *restrict in, char *restrict io, MPI_Aint n);
+nbr_kernel_fn *nbr_op_kernel(MPI_Op op, MPI_Datatype basic);
+void nbr_op_run(nbr_kernel_fn *k, const void *in, void *inout, MPI_Aint n, MPI_Aint ext);
+
 /* "MPI_SUM", ... or "user-defined op": for error messages. */
 const char *nbr_op_name(MPI_Op op);
 

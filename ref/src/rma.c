@@ -445,10 +445,11 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return 0;
     nbr_target_t *t = &w->t[rank];
+    nbr_kernel_fn *k = NULL;
     MPI_Aint off, n = (MPI_Aint)count * d->size;
     if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
         !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
-        (op != MPI_REPLACE && op != MPI_NO_OP && nbr_op_check(op, type) != MPI_SUCCESS) ||
+        (op != MPI_REPLACE && op != MPI_NO_OP && !(k = nbr_op_kernel(op, type))) ||
         (op == MPI_NO_OP && !rbuf))
         return 0;
     unsigned char *p = t->base + off;
@@ -459,8 +460,8 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
             memcpy((char *)rbuf + done, p + done, (size_t)len);
         if (op == MPI_REPLACE)
             memcpy(p + done, (const char *)obuf + done, (size_t)len);
-        else if (op != MPI_NO_OP)
-            nbr_op_apply(op, type, (const char *)obuf + done, p + done, len / d->size);
+        else if (k)
+            nbr_op_run(k, (const char *)obuf + done, p + done, len / d->size, d->extent);
         nbr_acc_unlock(t);
     }
     return 1;
