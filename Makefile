@@ -28,9 +28,11 @@ include ref/module.mk
 include suites/patterns/module.mk
 include harness/tests/module.mk
 include suites/conformance/module.mk
+include suites/conformance/rmacheck/module.mk
 
 .PHONY: all deps check bench plots install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS)
+all: $(PATTERN_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) \
+  $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
