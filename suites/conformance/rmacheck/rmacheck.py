@@ -590,7 +590,7 @@ class Analysis:
                 if x.comp is not None and (hb(x.comp, l.ev) if x.comp.rank != l.ev.rank
                                            else x.comp.pos < l.ev.pos):
                     continue
-                if hb_ls(l, x.ev):
+                if hb_ls(l.ev, x.ev):
                     continue
                 lx = l.ev.f[0]
                 ex = x.epoch_no
@@ -715,4 +715,12 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit(2)
+    except Exception as e:  # an analysis bug is rmacheck's own error, never a verdict
+        import traceback
+        traceback.print_exc()
+        print("rmacheck: internal error: %s" % e, file=sys.stderr)
+        sys.exit(2)

@@ -134,8 +134,11 @@ void rc_log(const char *fmt, ...)
     rc_unlock();
 }
 
+/* Every event ticks first: a coalesced load/store record still pending belongs before it and
+ * must carry the clock of its own interval. */
 void rc_tick(void)
 {
+    rc_flush_pending();
     if (vc)
         vc[rc_wrank]++;
     seqno++;

@@ -123,6 +123,7 @@ static void send_vc(int dest, int tag, MPI_Comm comm)
 
 static void recv_vc(int src, int tag, MPI_Comm comm)
 {
+    rc_flush_pending();
     uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
     if (!b)
         return;
@@ -136,6 +137,7 @@ static void allreduce_vc(MPI_Comm comm)
     int inter = 0;
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
+    rc_flush_pending();
     PMPI_Allreduce(MPI_IN_PLACE, rc_vc_ptr(), rc_wsize, MPI_UINT64_T, MPI_MAX, comm);
 }
 
