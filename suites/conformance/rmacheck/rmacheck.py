@@ -152,7 +152,8 @@ class Win:
 
 class Op:
     __slots__ = ("ev", "win", "call", "target", "ranges", "write", "read", "acc", "atype",
-                 "comp", "lcomp", "epoch", "epoch_no", "approx", "req", "nbclose", "ordered_close")
+                 "comp", "lcomp", "epoch", "epoch_no", "approx", "req", "nbclose", "start_ev",
+                 "post_ev")
 
     def is_write(self):
         return self.write
@@ -273,9 +274,9 @@ class Analysis:
                 ev = Ev(r, pos, vc, p[3], p, None)
                 h = p[4]
                 if h in reqs:
-                    kind, data = reqs.pop(h)
-                    if kind == "op":
-                        op = data
+                    data = reqs.pop(h)
+                    if data[0] == "op":
+                        op = data[1]
                         op.lcomp = ev
                         if op.call in ("MPI_Rget", "MPI_Rget_accumulate") and op.comp is None:
                             op.comp = ev
@@ -322,6 +323,8 @@ class Analysis:
         op.comp = op.lcomp = None
         op.req = p[10] if p[10] != "-" else None
         op.nbclose = None
+        op.start_ev = s["start"][1] if s["start"] is not None else None
+        op.post_ev = None
         # the epoch this operation belongs to
         t = op.target
         if t in s["locks"]:
@@ -393,7 +396,9 @@ class Analysis:
             else:
                 self.complete(s, ev, target, remote)
 
-        if nb and req and base not in ("MPI_Win_unlock", "MPI_Win_unlock_all", "MPI_Win_flush",
+        if nb and req and base == "MPI_Win_wait":
+            reqs[req] = ("close", gid, [], False)
+        elif nb and req and base not in ("MPI_Win_unlock", "MPI_Win_unlock_all", "MPI_Win_flush",
                                        "MPI_Win_flush_all", "MPI_Win_flush_local",
                                        "MPI_Win_flush_local_all", "MPI_Win_fence",
                                        "MPI_Win_complete"):
@@ -484,13 +489,18 @@ class Analysis:
         # MPI_Win_sync: no epoch effect
 
     def match_pscw(self):
+        post_of = {}
         for (gid, o, t), sts in self.starts.items():
             posts = self.posts.get((gid, o, t), [])
+            for s_ev, p_ev in zip(sts, posts):
+                post_of[(id(s_ev), t)] = p_ev
             if len(posts) != len(sts):
-                ev = sts[0]
-                self.misuse(ev, gid, "rank %d started %d access epochs toward rank %d, which"
+                self.misuse(sts[0], gid, "rank %d started %d access epochs toward rank %d, which"
                             " posted %d exposure epochs to it (start/post group mismatch)"
                             % (o, len(sts), t, len(posts)))
+        for op in self.ops:
+            if op.start_ev is not None:
+                op.post_ev = post_of.get((id(op.start_ev), op.target))
         for (gid, o, t), posts in self.posts.items():
             if (gid, o, t) not in self.starts:
                 self.misuse(posts[0], gid, "rank %d posted an exposure epoch to rank %d, which"
@@ -530,6 +540,10 @@ class Analysis:
         if x.ev.rank != y.ev.rank and ex[0] in ("lock", "lock_all") and ey[0] in ("lock", "lock_all"):
             if (ex[0] == "lock" and ex[2]) or (ey[0] == "lock" and ey[2]):
                 return True
+        # exposure epochs of one target run in order unless E_A_E_R lets them overlap
+        if (x.post_ev is not None and y.post_ev is not None and x.post_ev is not y.post_ev and
+                not self.wins[x.win].flags.get(x.target, 0) & FLAG_EAER):
+            return True
         if x.ev.rank == y.ev.rank and ex[:2] != ey[:2]:
             first, second = (x, y) if x.ev.pos < y.ev.pos else (y, x)
             flags = self.wins[x.win].flags.get(x.ev.rank, 0)
@@ -592,6 +606,8 @@ class Analysis:
                     continue
                 if hb_ls(l.ev, x.ev):
                     continue
+                if x.post_ev is not None and hb_ls(l.ev, x.post_ev):
+                    continue  # before the post that exposed the window to x's epoch
                 lx = l.ev.f[0]
                 ex = x.epoch_no
                 if x.ev.rank != l.ev.rank and lx is not None and ex[0] in ("lock", "lock_all") and (

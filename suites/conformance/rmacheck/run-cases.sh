@@ -33,7 +33,8 @@ for c in $cases; do
     fi
     # shellcheck disable=SC2086
     if ! "$BUILD/bin/rmacheck-cc" -O1 -I$dir -o "$out/$name" "$c" $extra >"$out/$name.build" 2>&1; then
-        echo "not ok $i - $name: rmacheck-cc failed"; sed 's/^/# /' "$out/$name.build"
+        echo "not ok $i - $name: rmacheck-cc failed"; sed 's/^/# /' "$out/$name.build" | tail -5
+        echo "$kind $expect error" >>"$res"
         continue
     fi
     # shellcheck disable=SC2086

@@ -40,6 +40,9 @@ typedef struct {
     int nstart;
     int *post;    /* post group */
     int npost;
+    MPI_Request *postrq; /* MPIX_Win_istart: the post clocks, received by the epoch's end */
+    uint64_t *postvc;
+    int npostrq;
 } rc_win_t;
 
 static rc_win_t wins[RC_MAXWIN];
@@ -130,6 +133,31 @@ static void recv_vc(int src, int tag, MPI_Comm comm)
     if (PMPI_Recv(b, rc_wsize, MPI_UINT64_T, src, tag, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS)
         rc_vc_join(b);
     free(b);
+}
+
+/* MPIX_Win_istart returns before the targets posted: receive their clocks without blocking and
+ * join them when the epoch completes (the targets have posted by then). */
+static void post_recv_start(rc_win_t *W)
+{
+    free(W->postrq);
+    free(W->postvc);
+    W->npostrq = 0;
+    W->postrq = malloc((size_t)(W->nstart + 1) * sizeof *W->postrq);
+    W->postvc = malloc((size_t)(W->nstart + 1) * (size_t)rc_wsize * sizeof *W->postvc);
+    if (!W->postrq || !W->postvc)
+        return;
+    for (int i = 0; i < W->nstart; i++)
+        if (PMPI_Irecv(W->postvc + (size_t)i * (size_t)rc_wsize, rc_wsize, MPI_UINT64_T,
+                       W->start[i], TAG_POST, W->shadow, &W->postrq[W->npostrq]) == MPI_SUCCESS)
+            W->npostrq++;
+}
+
+static void post_recv_finish(rc_win_t *W)
+{
+    for (int i = 0; i < W->npostrq; i++)
+        if (PMPI_Wait(&W->postrq[i], MPI_STATUS_IGNORE) == MPI_SUCCESS)
+            rc_vc_join(W->postvc + (size_t)i * (size_t)rc_wsize);
+    W->npostrq = 0;
 }
 
 static void allreduce_vc(MPI_Comm comm)
@@ -622,6 +650,8 @@ int MPI_Win_free(MPI_Win *win)
     free(wins[i].world);
     free(wins[i].start);
     free(wins[i].post);
+    free(wins[i].postrq);
+    free(wins[i].postvc);
     wins[i].used = 0;
     return rc;
 }
@@ -986,6 +1016,8 @@ int MPI_Win_sync(MPI_Win w)
         if (strcmp(#NAME, "MPIX_Win_ipost") == 0)                                                  \
             for (int i = 0; i < wins[widx].npost; i++)                                             \
                 send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);                          \
+        if (strcmp(#NAME, "MPIX_Win_istart") == 0)                                                 \
+            post_recv_start(&wins[widx]);                                                          \
         return rc;                                                                                 \
     }
 
@@ -1050,14 +1082,12 @@ static void req_done(MPI_Request r)
         allreduce_vc(W->shadow);
     } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
         rc_inflight_release(e.widx, -1, 0, MPI_REQUEST_NULL);
+        post_recv_finish(W);
         for (int i = 0; i < W->nstart; i++)
             send_vc(W->start[i], TAG_COMPLETE, W->shadow);
     } else if (strcmp(e.call, "MPIX_Win_iwait") == 0) {
         for (int i = 0; i < W->npost; i++)
             recv_vc(W->post[i], TAG_COMPLETE, W->shadow);
-    } else if (strcmp(e.call, "MPIX_Win_istart") == 0) {
-        for (int i = 0; i < W->nstart; i++)
-            recv_vc(W->start[i], TAG_POST, W->shadow);
     }
 }
 
