@@ -190,6 +190,14 @@ class Analysis:
 
     # -- replay of each rank's log
     def run(self):
+        # windows first: an operation needs its target's base and displacement unit
+        for r in sorted(self.logs):
+            for line in self.logs[r]:
+                if line.startswith("win "):
+                    p = line.split()
+                    w = self.wins.setdefault(p[3], Win(p[3], p[4], [int(x) for x in p[8].split(",")]))
+                    w.base[r], w.size[r], w.unit[r], w.flags[r] = (int(p[5], 16), int(p[6]),
+                                                                   int(p[7]), int(p[9]))
         for r in sorted(self.logs):
             self.replay(r, self.logs[r])
         self.match_pscw()
@@ -553,6 +561,9 @@ class Analysis:
 
     def compatible(self, x, y):
         if not (x.write or y.write):
+            return True
+        # accumulates of one origin to one target are ordered (accumulate_ordering default)
+        if x.acc and y.acc and x.ev.rank == y.ev.rank and x.atype == y.atype:
             return True
         if x.acc and y.acc and x.atype == y.atype and x.atype != "?":
             return x.acc == y.acc or "no_op" in (x.acc, y.acc)

@@ -52,9 +52,12 @@ static long win_counter;
 typedef struct {
     MPI_Request req;
     int widx;
-    int sync;          /* 1: a nonblocking synchronization call, 0: a request-based operation */
+    int sync;          /* 1: a nonblocking synchronization call, 0: a request-based operation,
+                          2: a nonblocking collective (vcreq carries the clocks) */
     char call[32];
     int target;        /* comm rank or -1 */
+    MPI_Request vcreq;
+    uint64_t *vcbuf;
 } rc_req_t;
 static rc_req_t *reqs;
 static int nreqs, capreqs;
@@ -182,6 +185,8 @@ static void req_track(MPI_Request r, int widx, int sync, const char *call, int t
         capreqs = nc;
     }
     rc_req_t *e = &reqs[nreqs++];
+    e->vcreq = MPI_REQUEST_NULL;
+    e->vcbuf = NULL;
     e->req = r;
     e->widx = widx;
     e->sync = sync;
@@ -1064,6 +1069,17 @@ static void req_done(MPI_Request r)
         return;
     rc_req_t e = reqs[k];
     reqs[k] = reqs[--nreqs];
+    if (e.sync == 2) {
+        /* every member started the clock allreduce with the collective: it completes */
+        char v[256];
+        rc_flush_pending();
+        if (PMPI_Wait(&e.vcreq, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+            rc_vc_join(e.vcbuf);
+        free(e.vcbuf);
+        rc_tick();
+        rc_log("coll %s %s\n", rc_vc(v, sizeof v), e.call);
+        return;
+    }
     if (!wins[e.widx].used)
         return;
     rc_win_t *W = &wins[e.widx];
@@ -1290,3 +1306,62 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, v
     }
     return rc;
 }
+
+/* Nonblocking collectives: the clock allreduce starts with the collective (same communicator,
+ * same order on every member) and is joined when the user's request completes. */
+static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
+{
+    int inter = 0;
+    if (r == MPI_REQUEST_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    if (!b)
+        return;
+    char v[256];
+    rc_tick();
+    rc_log("coll %s %s-start\n", rc_vc(v, sizeof v), name);
+    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
+    MPI_Request vr;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &vr) !=
+        MPI_SUCCESS) {
+        free(b);
+        return;
+    }
+    req_track(r, -1, 2, name, -1);
+    if (nreqs > 0 && reqs[nreqs - 1].req == r) {
+        reqs[nreqs - 1].vcreq = vr;
+        reqs[nreqs - 1].vcbuf = b;
+    } else {
+        PMPI_Wait(&vr, MPI_STATUS_IGNORE);
+        free(b);
+    }
+}
+
+#define ICOLL(NAME, ARGS_DECL, ARGS)                                                               \
+    int NAME ARGS_DECL                                                                             \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int rc = next_##NAME ARGS;                                                                 \
+        if (rc_active && !rc_inside && rc == MPI_SUCCESS)                                          \
+            icoll_track(*req, comm, #NAME);                                                        \
+        return rc;                                                                                 \
+    }
+
+ICOLL(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *req), (comm, req))
+ICOLL(MPI_Ibcast, (void *b, int c, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request *req),
+      (b, c, t, root, comm, req))
+ICOLL(MPI_Iallreduce,
+      (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request *req),
+      (s, r, c, t, op, comm, req))
+ICOLL(MPI_Ireduce,
+      (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
+       MPI_Request *req),
+      (s, r, c, t, op, root, comm, req))
+ICOLL(MPI_Iallgather,
+      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, MPI_Comm comm,
+       MPI_Request *req),
+      (s, sc, st, r, rc_, rt, comm, req))
+ICOLL(MPI_Igather,
+      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, int root,
+       MPI_Comm comm, MPI_Request *req),
+      (s, sc, st, r, rc_, rt, root, comm, req))
