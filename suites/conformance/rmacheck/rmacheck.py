@@ -548,6 +548,11 @@ class Analysis:
         if x.ev.rank != y.ev.rank and ex[0] in ("lock", "lock_all") and ey[0] in ("lock", "lock_all"):
             if (ex[0] == "lock" and ex[2]) or (ey[0] == "lock" and ey[2]):
                 return True
+        # post -> start: what happened before the target's post precedes the epoch it opened
+        if y.post_ev is not None and x.comp is not None and hb(x.comp, y.post_ev):
+            return True
+        if x.post_ev is not None and y.comp is not None and hb(y.comp, x.post_ev):
+            return True
         # exposure epochs of one target run in order unless E_A_E_R lets them overlap
         if (x.post_ev is not None and y.post_ev is not None and x.post_ev is not y.post_ev and
                 not self.wins[x.win].flags.get(x.target, 0) & FLAG_EAER):
