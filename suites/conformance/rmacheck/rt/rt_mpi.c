@@ -12,9 +12,12 @@
 #include "rt.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define NEXT(name)                                                                                 \
@@ -68,6 +71,107 @@ typedef struct {
 } rc_send_t;
 static rc_send_t *sends;
 static int nsends, capsends;
+
+/* ---- atomics as synchronization ----------------------------------------------------------
+ * Programs build locks and flags from accumulate-class operations (CAS, fetch-and-op, replace).
+ * Each target location has a slot in a node-shared file of the run's directory: an atomic
+ * operation merges its origin's clock into the slot when issued (release) and joins the slot
+ * when it completes (acquire). That orders an acquire after every atomic on the location issued
+ * before it completed: more order than the program may have, never less, so precision holds. */
+#define ASLOTS 4096
+#define AVC 64
+typedef struct {
+    uint32_t lk, pad;
+    uint64_t vc[AVC];
+} rc_aslot_t;
+static rc_aslot_t *aslots;
+typedef struct {
+    int widx, tw, slot;
+    MPI_Request req;
+} rc_apend_t;
+static rc_apend_t *apend;
+static int napend, capapend;
+
+static void atom_open(void)
+{
+    const char *dir = getenv("RMACHECK_DIR");
+    char path[4096];
+    if (!dir || rc_wsize > AVC || snprintf(path, sizeof path, "%s/atomics", dir) >= (int)sizeof path)
+        return;
+    int fd = open(path, O_RDWR | O_CREAT, 0600);
+    if (fd < 0)
+        return;
+    if (ftruncate(fd, (off_t)(ASLOTS * sizeof(rc_aslot_t))) == 0) {
+        void *m = mmap(NULL, ASLOTS * sizeof(rc_aslot_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED)
+            aslots = m;
+    }
+    close(fd);
+}
+
+static void slot_lock(rc_aslot_t *a)
+{
+    while (__atomic_exchange_n(&a->lk, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+static void slot_unlock(rc_aslot_t *a) { __atomic_store_n(&a->lk, 0, __ATOMIC_RELEASE); }
+
+static void atom_release(const char *gid, int widx, int tw, long disp, long off, MPI_Request req)
+{
+    if (!aslots)
+        return;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = gid; *c; c++)
+        h = (h ^ (uint64_t)(unsigned char)*c) * 1099511628211ull;
+    h = (h ^ (uint64_t)tw) * 1099511628211ull;
+    h = (h ^ (uint64_t)disp) * 1099511628211ull;
+    h = (h ^ (uint64_t)off) * 1099511628211ull;
+    int slot = (int)(h % ASLOTS);
+    rc_aslot_t *a = &aslots[slot];
+    uint64_t *vc = rc_vc_ptr();
+    slot_lock(a);
+    for (int i = 0; i < rc_wsize; i++)
+        if (vc[i] > a->vc[i])
+            a->vc[i] = vc[i];
+    slot_unlock(a);
+    if (napend == capapend) {
+        int nc = capapend ? 2 * capapend : 64;
+        rc_apend_t *p = realloc(apend, (size_t)nc * sizeof *p);
+        if (!p)
+            return;
+        apend = p;
+        capapend = nc;
+    }
+    apend[napend++] = (rc_apend_t){widx, tw, slot, req};
+}
+
+/* Completion of the atomics on `widx` toward `tw` (-1: all), or of the one with request `req`. */
+static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
+{
+    if (!aslots || napend == 0)
+        return;
+    rc_flush_pending();
+    uint64_t tmp[AVC];
+    int k = 0;
+    for (int i = 0; i < napend; i++) {
+        rc_apend_t *p = &apend[i];
+        int done = req_only ? p->req == req
+                            : p->widx == widx && (tw < 0 || p->tw == tw);
+        if (!done) {
+            apend[k++] = *p;
+            continue;
+        }
+        rc_aslot_t *a = &aslots[p->slot];
+        slot_lock(a);
+        memcpy(tmp, a->vc, (size_t)rc_wsize * sizeof *tmp);
+        slot_unlock(a);
+        rc_vc_join(tmp);
+    }
+    napend = k;
+}
+
+/* Local completion of operations: their buffers are free, and their atomics acquire. */
+#define RELEASE(w, t, ro, rq) (rc_inflight_release(w, t, ro, rq), atom_acquire(w, t, ro, rq))
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -435,6 +539,7 @@ static void after_init(void)
         return;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &wshadow) != MPI_SUCCESS)
         wshadow = MPI_COMM_NULL;
+    atom_open();
     char exe[4096] = "?";
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k > 0)
@@ -649,7 +754,7 @@ int MPI_Win_free(MPI_Win *win)
     rc_log("sync %s %d free -1 0 0 - - %s\n", rc_vc(v, sizeof v), i, rc_pc(PC, p, sizeof p));
     int rc = next_MPI_Win_free(win);
     rc_range_del_win(i);
-    rc_inflight_release(i, -1, 0, MPI_REQUEST_NULL);
+    RELEASE(i, -1, 0, MPI_REQUEST_NULL);
     allreduce_vc(wins[i].shadow);
     PMPI_Comm_free(&wins[i].shadow);
     free(wins[i].world);
@@ -682,6 +787,8 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
            (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
            op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
     long seq = rc_seq();
+    if (op && b->n > 0)
+        atom_release(wins[widx].gid, widx, tw, (long)disp, b->off[0], req);
     if (obuf && ocount > 0 && obuf != MPI_BOTTOM) {
         b->n = 0;
         b->approx = 0;
@@ -859,7 +966,7 @@ int MPI_Win_fence(int assert, MPI_Win w)
         return next_MPI_Win_fence(assert, w);
     sync_record(widx, "MPI_Win_fence", -1, assert, 0, NULL, MPI_REQUEST_NULL, PC);
     int rc = next_MPI_Win_fence(assert, w);
-    rc_inflight_release(widx, -1, 0, MPI_REQUEST_NULL);
+    RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
     allreduce_vc(wins[widx].shadow);
     return rc;
 }
@@ -907,7 +1014,7 @@ int MPI_Win_complete(MPI_Win w)
         return next_MPI_Win_complete(w);
     sync_record(widx, "MPI_Win_complete", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
     int rc = next_MPI_Win_complete(w);
-    rc_inflight_release(widx, -1, 0, MPI_REQUEST_NULL);
+    RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
     if (rc == MPI_SUCCESS) {
         for (int i = 0; i < wins[widx].nstart; i++)
             send_vc(wins[widx].start[i], TAG_COMPLETE, wins[widx].shadow);
@@ -974,7 +1081,7 @@ int MPI_Win_lock_all(int assert, MPI_Win w)
             return next_##NAME ARGS;                                                               \
         sync_record(widx, #NAME, TARGET, 0, 0, NULL, MPI_REQUEST_NULL, PC);                        \
         int rc = next_##NAME ARGS;                                                                 \
-        rc_inflight_release(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1, 0, MPI_REQUEST_NULL); \
+        RELEASE(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1, 0, MPI_REQUEST_NULL); \
         return rc;                                                                                 \
     }
 
@@ -1087,17 +1194,17 @@ static void req_done(MPI_Request r)
     rc_tick();
     rc_log("rq %s %d %s %s\n", rc_vc(v, sizeof v), e.widx, e.call, req_str(r));
     if (!e.sync) {
-        rc_inflight_release(e.widx, -1, 1, r);
+        RELEASE(e.widx, -1, 1, r);
         return;
     }
     int tw = e.target >= 0 ? wworld(e.widx, e.target) : -1;
     if (strstr(e.call, "unlock") || strstr(e.call, "flush"))
-        rc_inflight_release(e.widx, tw, 0, MPI_REQUEST_NULL);
+        RELEASE(e.widx, tw, 0, MPI_REQUEST_NULL);
     if (strcmp(e.call, "MPIX_Win_ifence") == 0) {
-        rc_inflight_release(e.widx, -1, 0, MPI_REQUEST_NULL);
+        RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
         allreduce_vc(W->shadow);
     } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
-        rc_inflight_release(e.widx, -1, 0, MPI_REQUEST_NULL);
+        RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
         post_recv_finish(W);
         for (int i = 0; i < W->nstart; i++)
             send_vc(W->start[i], TAG_COMPLETE, W->shadow);
