@@ -454,9 +454,16 @@ out:
 
 static void flat(MPI_Datatype t, long count, long base, blocks_t *b, int depth)
 {
-    MPI_Aint lb, ext;
-    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS) {
+    MPI_Aint lb, ext, tlb, text;
+    int size;
+    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS ||
+        PMPI_Type_size(t, &size) != MPI_SUCCESS) {
         b->approx = 1;
+        return;
+    }
+    if ((long)size == (long)ext && (long)size == (long)text && tlb == lb) {
+        blk_add(b, base + (long)tlb, count * (long)size); /* contiguous: one block */
         return;
     }
     for (long i = 0; i < count && !b->approx; i++)
