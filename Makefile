@@ -69,7 +69,8 @@ install: all
 	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include \
 	  $(INSTDIR)/share/nbrma/harness $(INSTDIR)/share/doc/nbrma
 	install -m 755 $(PATTERN_BINS) $(NBRMA_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
-	install -m 755 $(NBRMA_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
+	install -m 755 $(NBRMA_LIB) $(RMACHECK_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
+	install -m 755 $(RMACHECK_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
 	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
