@@ -571,7 +571,10 @@ class Analysis:
         if x.acc and y.acc and x.ev.rank == y.ev.rank and x.atype == y.atype:
             return True
         if x.acc and y.acc and x.atype == y.atype and x.atype != "?":
-            return x.acc == y.acc or "no_op" in (x.acc, y.acc)
+            # CAS with MPI_REPLACE is the lock idiom (acquire by CAS, release by replace):
+            # both only swap values, all implementations keep them atomic together.
+            return (x.acc == y.acc or "no_op" in (x.acc, y.acc) or
+                    {x.acc, y.acc} <= {"cas", "replace"})
         return False
 
     def check_conflicts(self):

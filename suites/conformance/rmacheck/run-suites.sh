@@ -39,7 +39,7 @@ echo "$list" | while read -r prog np expect args; do
     fi
     # shellcheck disable=SC2086
     timeout -k 5 240 "$BUILD/bin/rmacheck" -- $TEST_RUNNER "$np" "$BUILD/$prog" $args \
-        >"$out/$name.out" 2>&1
+        >"$out/$name.out" 2>&1 </dev/null
     rc=$?
     if { [ "$expect" = clean ] && [ $rc -eq 0 ]; } || { [ "$expect" = hazard ] && [ $rc -eq 1 ]; }; then
         echo "ok $i - rmacheck $name: $expect"
