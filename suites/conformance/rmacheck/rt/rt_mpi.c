@@ -592,16 +592,21 @@ int MPI_Finalize(void)
 
 /* ---- windows ------------------------------------------------------------------------------ */
 
+/* A Boolean info key under either spelling. The keys present are enumerated rather than looked
+ * up: Open MPI 4.1 rejects (fatally) a lookup with a key longer than 35 characters. */
 static int info_flag(MPI_Info info, const char *k1, const char *k2)
 {
-    if (info == MPI_INFO_NULL)
+    int n = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
         return 0;
-    const char *keys[2] = {k1, k2};
-    for (int i = 0; i < 2; i++) {
-        char v[64];
+    for (int i = 0; i < n; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], v[64];
         int found = 0;
-        if (PMPI_Info_get(info, (char *)keys[i], sizeof v - 1, v, &found) == MPI_SUCCESS &&
-            found && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0))
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS ||
+            (strcmp(key, k1) != 0 && strcmp(key, k2) != 0))
+            continue;
+        if (PMPI_Info_get(info, key, sizeof v - 1, v, &found) == MPI_SUCCESS && found &&
+            (strcmp(v, "true") == 0 || strcmp(v, "1") == 0))
             return 1;
     }
     return 0;
