@@ -18,8 +18,9 @@ echo "1..$((n + 1))"
 i=0
 res=$out/results.txt
 : >"$res"
-for c in $cases; do
-    i=$((i + 1))
+run_one() {
+    i=$1 c=$2
+    exec >"$out/$(basename "$c" .c).tap"
     name=$(basename "$c" .c)
     hdr=$(grep -m1 'rmacheck-case:' "$c")
     expect=$(echo "$hdr" | sed -n 's/.*expect=\([a-z]*\).*/\1/p')
@@ -29,13 +30,14 @@ for c in $cases; do
     case $hdr in *lib=nbrma*) extra="-Iref/include -L$BUILD/lib -Wl,--no-as-needed -lnbrma -Wl,-rpath,$top/$BUILD/lib" ;; esac
     if [ -z "$expect" ] || [ -z "$kind" ] || [ -z "$ranks" ]; then
         echo "not ok $i - $name: header lacks expect=, kind= or ranks="
-        continue
+        echo "? ? error" >"$out/$name.res"
+        return
     fi
     # shellcheck disable=SC2086
     if ! "$BUILD/bin/rmacheck-cc" -O1 -I$dir -o "$out/$name" "$c" $extra >"$out/$name.build" 2>&1; then
         echo "not ok $i - $name: rmacheck-cc failed"; sed 's/^/# /' "$out/$name.build" | tail -5
-        echo "$kind $expect error" >>"$res"
-        continue
+        echo "$kind $expect error" >"$out/$name.res"
+        return
     fi
     # shellcheck disable=SC2086
     timeout -k 5 120 "$BUILD/bin/rmacheck" --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
@@ -45,8 +47,8 @@ for c in $cases; do
     verdict=""
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
         echo "not ok $i - $name: rmacheck exited $rc"; sed 's/^/# /' "$out/$name.out" | tail -20
-        echo "$kind $expect error" >>"$res"
-        continue
+        echo "$kind $expect error" >"$out/$name.res"
+        return
     fi
     if [ "$expect" = hazard ]; then
         case " $got" in
@@ -56,12 +58,33 @@ for c in $cases; do
     else
         if [ "$rc" -eq 0 ]; then verdict=clean; else verdict=false-alarm; fi
     fi
-    echo "$kind $expect $verdict" >>"$res"
+    echo "$kind $expect $verdict" >"$out/$name.res"
     case $verdict in
     flagged | clean) echo "ok $i - $name: $expect $kind -> $verdict" ;;
     *) echo "not ok $i - $name: $expect $kind -> $verdict (reported: ${got:-nothing})"
        sed 's/^/# /' "$out/$name.out" | tail -20 ;;
     esac
+}
+
+# JOBS cases at a time (default 2: the corpus is launch-bound, not CPU-bound); the TAP lines
+# and results are gathered in corpus order afterwards.
+jobs=${JOBS:-2}
+running=0
+for c in $cases; do
+    i=$((i + 1))
+    rm -f "$out/$(basename "$c" .c).res"
+    run_one "$i" "$c" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+        wait
+        running=0
+    fi
+done
+wait
+for c in $cases; do
+    name=$(basename "$c" .c)
+    cat "$out/$name.tap"
+    if [ -f "$out/$name.res" ]; then cat "$out/$name.res"; else echo "? ? error"; fi >>"$res"
 done
 # The table, precision and recall over the whole corpus.
 awk -v n=$((n + 1)) '
