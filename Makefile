@@ -34,9 +34,11 @@ include suites/apps/module.mk
 include harness/tests/module.mk
 include suites/conformance/module.mk
 include ci/perf/module.mk
+include suites/conformance/rmacheck/module.mk
 
 .PHONY: all deps check bench plots models regress baseline perfgate install installcheck uninstall clean distclean format
-all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN)
+all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
+  $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
 # Dependencies: installed once per change of the script (stamp). DEPS=0 skips the step
 # (clusters with MPI from modules).
@@ -112,7 +114,8 @@ install: all
 	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include \
 	  $(INSTDIR)/share/nbrma/harness $(INSTDIR)/share/doc/nbrma
 	install -m 755 $(PATTERN_BINS) $(APP_BINS) $(NBRMA_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
-	install -m 755 $(NBRMA_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
+	install -m 755 $(NBRMA_LIB) $(RMACHECK_LIB) $(INSTDIR)/lib/nbrma-$(MPI)/
+	install -m 755 $(RMACHECK_TOOLS) $(INSTDIR)/libexec/nbrma/$(MPI)/
 	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/

@@ -1,0 +1,761 @@
+#!/usr/bin/env python3
+"""rmacheck — run an MPI program and report the memory-consistency hazards of its one-sided
+communication (docs/rmacheck.md).
+
+    rmacheck [--json FILE] [--keep] -- <launcher> -n N ./prog args
+
+The program runs with librmacheck.so preloaded (MPI wrappers; load/store hooks when it was built
+with rmacheck-cc). Every rank logs its RMA calls, synchronization, and accesses to window memory
+into a file under a fresh directory in /dev/shm; after the launcher exits (normally or not) the
+logs are analyzed here: epochs are replayed per rank (kind epoch-misuse), and pairs of accesses to
+overlapping target bytes are checked for an ordering by the vector clocks the runtime recorded
+(kinds conflicting-rma, rma-vs-local), the origin-buffer hazards the runtime detected online are
+reported (origin-buffer), and nonblocking epochs and reorder flags refine both (nonblocking-epoch).
+
+Exit status: 0 no hazard, 1 hazards reported, 2 rmacheck's own error.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MPI_NAME = "@MPI@"
+KINDS = ("conflicting-rma", "rma-vs-local", "origin-buffer", "epoch-misuse", "nonblocking-epoch")
+# MPI_MODE_* as the runtime normalizes them (their values differ between MPICH and Open MPI)
+MODE_NOCHECK, MODE_NOSTORE, MODE_NOPUT, MODE_NOPRECEDE, MODE_NOSUCCEED = 1, 2, 4, 8, 16
+WRITES = {"MPI_Put", "MPI_Rput", "MPI_Accumulate", "MPI_Raccumulate", "MPI_Compare_and_swap"}
+ACC = {"MPI_Accumulate", "MPI_Raccumulate", "MPI_Get_accumulate", "MPI_Rget_accumulate",
+       "MPI_Fetch_and_op", "MPI_Compare_and_swap"}
+FLAG_AAAR, FLAG_AAER, FLAG_EAER, FLAG_EAAR = 1, 2, 4, 8
+
+
+def die(msg):
+    print("rmacheck: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def find_runtime():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in (os.path.join(here, "..", "lib"), os.path.join(here, "..", "..", "..", "lib",
+                                                            "nbrma-" + MPI_NAME)):
+        p = os.path.normpath(os.path.join(d, "librmacheck.so"))
+        if os.path.isfile(p):
+            return p
+    env = os.environ.get("RMACHECK_RUNTIME")
+    if env and os.path.isfile(env):
+        return env
+    return None
+
+
+# ---- log parsing ---------------------------------------------------------------------------
+
+class Ev:
+    """One recorded event of one rank."""
+    __slots__ = ("rank", "pos", "vc", "kind", "f", "pc")
+
+    def __init__(self, rank, pos, vc, kind, f, pc=None):
+        self.rank, self.pos, self.vc, self.kind, self.f, self.pc = rank, pos, vc, kind, f, pc
+
+    @property
+    def clock(self):
+        return self.vc[self.rank]
+
+
+def hb(a, b):
+    """Event a happens before event b (both MPI events)."""
+    if a is None or b is None:
+        return False
+    if a.rank == b.rank:
+        return a.pos < b.pos
+    return b.vc[a.rank] >= a.vc[a.rank]
+
+
+def hb_ls(l, b):
+    """A load/store l happens before event b: some event after l on l's rank reached b."""
+    if l.rank == b.rank:
+        return l.pos < b.pos
+    return b.vc[l.rank] > l.vc[l.rank]
+
+
+def parse_vc(s):
+    return [int(x) for x in s.split(",")]
+
+
+def read_logs(d):
+    ranks = {}
+    for name in os.listdir(d):
+        if not name.startswith("rank."):
+            continue
+        r = int(name.split(".")[1])
+        with open(os.path.join(d, name), "rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            f.seek(64)
+            data = f.read(n)
+        lines = data.decode("utf-8", "replace").split("\n")
+        lines = lines[:-1]  # the last piece is empty or a line cut by a crash
+        ranks[r] = lines
+    return ranks
+
+
+# ---- symbolization -------------------------------------------------------------------------
+
+class Symbolizer:
+    def __init__(self):
+        self.cache = {}
+
+    def resolve_all(self, pcs):
+        bymod = {}
+        for pc in pcs:
+            if pc and pc not in self.cache and "+" in pc:
+                mod, off = pc.rsplit("+", 1)
+                bymod.setdefault(mod, []).append((pc, int(off, 16)))
+        for mod, lst in bymod.items():
+            base = 0
+            try:
+                with open(mod, "rb") as f:
+                    hdr = f.read(18)
+                if hdr[:4] == b"\x7fELF" and int.from_bytes(hdr[16:18], "little") == 2:
+                    base = 0x400000  # ET_EXEC: dladdr gave pc - load address
+            except OSError:
+                for pc, _ in lst:
+                    self.cache[pc] = pc
+                continue
+            addrs = ["%x" % (base + off - 1 if off > 0 else off) for _, off in lst]
+            try:
+                out = subprocess.run(["addr2line", "-e", mod, "-f", "-C"] + addrs,
+                                     capture_output=True, text=True, timeout=60).stdout.split("\n")
+            except (OSError, subprocess.SubprocessError):
+                out = []
+            for i, (pc, _) in enumerate(lst):
+                fn = out[2 * i] if 2 * i < len(out) else "??"
+                loc = out[2 * i + 1] if 2 * i + 1 < len(out) else "??:0"
+                if loc.startswith("??"):
+                    self.cache[pc] = "%s (%s)" % (os.path.basename(mod), pc.rsplit("+", 1)[1])
+                else:
+                    loc = loc.split(" (discriminator")[0]
+                    self.cache[pc] = "%s:%s (%s)" % (os.path.basename(loc.split(":")[0]),
+                                                     loc.split(":")[-1], fn)
+
+    def __call__(self, pc):
+        return self.cache.get(pc, pc or "?")
+
+
+# ---- the analysis --------------------------------------------------------------------------
+
+class Win:
+    def __init__(self, gid, flavor, members):
+        self.gid, self.flavor, self.members = gid, flavor, members
+        self.base, self.size, self.unit, self.flags = {}, {}, {}, {}
+
+
+class Op:
+    __slots__ = ("ev", "win", "call", "target", "ranges", "write", "read", "acc", "atype",
+                 "comp", "lcomp", "epoch", "epoch_no", "approx", "req", "nbclose", "start_ev",
+                 "post_ev")
+
+    def is_write(self):
+        return self.write
+
+
+class Access:
+    __slots__ = ("ev", "win", "owner", "lo", "hi", "write", "epochs")
+
+
+class Analysis:
+    def __init__(self, logs):
+        self.logs = logs
+        self.wins = {}
+        self.ops = []
+        self.ls = []
+        self.hz = []
+        self.hazards = []
+        self.seen = set()
+        self.nranks = 0
+        self.exes = {}
+        self.ops_by_seq = {}
+        self.fence_ops = {}
+
+    def report(self, kind, win, target, lo, hi, a, b, msg):
+        w = self.wins.get(win)
+        base = w.base.get(target, 0) if w and w.flavor != "dynamic" else 0
+        key = (kind, a and a.get("pc"), b and b.get("pc"), msg if not (a and b) else "")
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.hazards.append({"kind": kind, "window": win, "target": target,
+                             "bytes": [lo - base, hi - base] if lo is not None else None,
+                             "first": a, "second": b, "what": msg})
+
+    # -- replay of each rank's log
+    def run(self):
+        # windows first: an operation needs its target's base and displacement unit
+        for r in sorted(self.logs):
+            for line in self.logs[r]:
+                if line.startswith("win "):
+                    p = line.split()
+                    w = self.wins.setdefault(p[3], Win(p[3], p[4], [int(x) for x in p[8].split(",")]))
+                    w.base[r], w.size[r], w.unit[r], w.flags[r] = (int(p[5], 16), int(p[6]),
+                                                                   int(p[7]), int(p[9]))
+        for r in sorted(self.logs):
+            self.replay(r, self.logs[r])
+        self.match_pscw()
+        self.check_fence_asserts()
+        self.check_conflicts()
+        self.check_local()
+        self.check_hz()
+
+    def desc_op(self, op):
+        return {"rank": op.ev.rank, "access": op.call, "pc": op.ev.pc, "epoch": op.epoch}
+
+    def desc_ls(self, l):
+        return {"rank": l.ev.rank, "access": "store" if l.write else "load", "pc": l.ev.pc,
+                "epoch": l.epochs or "none"}
+
+    def misuse(self, ev, win, what):
+        self.report("epoch-misuse", win, ev.rank, None, None,
+                    {"rank": ev.rank, "access": ev.kind, "pc": ev.pc, "epoch": "-"}, None, what)
+
+    def replay(self, r, lines):
+        idx2gid = {}
+        # per window state on this rank
+        st = {}
+        reqs = {}  # request handle -> (kind, data)
+        self.fence_asserts = getattr(self, "fence_asserts", {})
+        self.starts = getattr(self, "starts", {})
+        self.posts = getattr(self, "posts", {})
+
+        def state(g):
+            if g not in st:
+                st[g] = {"fence": False, "nosucceed": False, "fence_no": 0, "locks": {},
+                         "lock_all": None, "start": None, "post": None, "pending": [],
+                         "epoch_no": 0, "fence_ops": 0, "last_close": None}
+            return st[g]
+
+        for pos, line in enumerate(lines):
+            p = line.split()
+            if not p:
+                continue
+            k = p[0]
+            if k == "init":
+                self.nranks = int(p[2])
+                self.exes[r] = p[4] if len(p) > 4 else "?"
+                continue
+            if k in ("leak",):
+                continue
+            vc = parse_vc(p[1])
+            if k == "win":
+                idx, gid, flavor = int(p[2]), p[3], p[4]
+                members = [int(x) for x in p[8].split(",")]
+                w = self.wins.setdefault(gid, Win(gid, flavor, members))
+                w.base[r], w.size[r], w.unit[r], w.flags[r] = int(p[5], 16), int(p[6]), int(p[7]), int(p[9])
+                idx2gid[idx] = gid
+                state(gid)
+                continue
+            if k in ("attach", "detach", "coll", "p2p", "fin"):
+                continue
+            if k == "ls":
+                ev = Ev(r, pos, vc, "ls", p, p[7])
+                a = Access()
+                a.ev, a.win, a.owner = ev, idx2gid.get(int(p[3])), int(p[4])
+                a.lo = int(p[5], 16)
+                a.hi = a.lo + int(p[6])
+                a.write = p[2] == "W"
+                s = state(a.win)
+                ep = []
+                if a.owner in s["locks"]:
+                    ep.append("lock-%s" % ("exclusive" if s["locks"][a.owner][0] else "shared"))
+                if s["lock_all"] is not None:
+                    ep.append("lock_all")
+                a.epochs = ",".join(ep)
+                a.ev.f = (s["locks"].get(a.owner, (None,))[0] if a.owner in s["locks"] else
+                          (False if s["lock_all"] is not None else None),
+                          any(rq[0] == "close" and rq[1] == a.win for rq in reqs.values()),
+                          s["fence_no"] if s["fence"] else -1)
+                self.ls.append(a)
+                continue
+            if k == "hz":
+                self.hz.append(Ev(r, pos, vc, "hz", p, p[5]))
+                continue
+            if k == "rq":
+                ev = Ev(r, pos, vc, p[3], p, None)
+                h = p[4]
+                if h in reqs:
+                    data = reqs.pop(h)
+                    if data[0] == "op":
+                        op = data[1]
+                        op.lcomp = ev
+                        if op.call in ("MPI_Rget", "MPI_Rget_accumulate") and op.comp is None:
+                            op.comp = ev
+                    else:
+                        for op in data[2]:
+                            if op.comp is None and data[3]:
+                                op.comp = ev
+                            if op.lcomp is None:
+                                op.lcomp = ev
+                continue
+            if k == "op":
+                self.do_op(r, pos, vc, p, idx2gid, state, reqs)
+                continue
+            if k == "sync":
+                self.do_sync(r, pos, vc, p, idx2gid, state, reqs)
+                continue
+
+    def do_op(self, r, pos, vc, p, idx2gid, state, reqs):
+        gid = idx2gid.get(int(p[2]))
+        ev = Ev(r, pos, vc, p[3], p, p[11])
+        s = state(gid)
+        w = self.wins[gid]
+        op = Op()
+        op.ev, op.win, op.call, op.target = ev, gid, p[3], int(p[4])
+        disp = int(p[5])
+        unit = w.unit.get(op.target, 1) if w.flavor != "dynamic" else 1
+        base = w.base.get(op.target, 0) if w.flavor != "dynamic" else 0
+        op.ranges = []
+        if p[6] != "-":
+            for b in p[6].split(","):
+                o, l = b.split(":")
+                lo = base + disp * unit + int(o)
+                op.ranges.append((lo, lo + int(l)))
+        op.approx = p[7] == "1"
+        op.acc = p[8] if p[8] != "-" else None
+        op.atype = p[9]
+        if op.call in ("MPI_Put", "MPI_Rput"):
+            op.write, op.read = True, False
+        elif op.call in ("MPI_Get", "MPI_Rget"):
+            op.write, op.read = False, True
+        else:
+            op.write = op.acc != "no_op"
+            op.read = op.call not in ("MPI_Accumulate", "MPI_Raccumulate")
+        op.comp = op.lcomp = None
+        op.req = p[10] if p[10] != "-" else None
+        op.nbclose = None
+        op.start_ev = s["start"][1] if s["start"] is not None else None
+        op.post_ev = None
+        # the epoch this operation belongs to
+        t = op.target
+        if t in s["locks"]:
+            op.epoch = "lock-%s #%d toward %d" % ("exclusive" if s["locks"][t][0] else "shared",
+                                                  s["locks"][t][2], t)
+            op.epoch_no = ("lock", s["locks"][t][2], s["locks"][t][0])
+        elif s["lock_all"] is not None:
+            op.epoch = "lock_all #%d" % s["lock_all"][1]
+            op.epoch_no = ("lock_all", s["lock_all"][1], False)
+        elif s["start"] is not None:
+            grp, sev, no = s["start"]
+            op.epoch = "start #%d" % no
+            op.epoch_no = ("start", no, None)
+            if t not in grp:
+                self.misuse(ev, gid, "%s toward rank %d, which is not in the start group %s" %
+                            (op.call, t, sorted(grp)))
+        elif s["fence"]:
+            op.epoch = "fence #%d" % s["fence_no"]
+            op.epoch_no = ("fence", s["fence_no"], None)
+            s["fence_ops"] += 1
+            self.fence_ops.setdefault((gid, s["fence_no"]), []).append(op)
+        else:
+            op.epoch = "none"
+            op.epoch_no = ("none", 0, None)
+            if s["nosucceed"]:
+                self.misuse(ev, gid, "%s toward rank %d after MPI_Win_fence(MPI_MODE_NOSUCCEED)"
+                            " and before the next synchronization" % (op.call, t))
+            else:
+                self.misuse(ev, gid, "%s toward rank %d outside any access epoch" % (op.call, t))
+        s["pending"].append(op)
+        if op.req:
+            reqs[op.req] = ("op", op)
+        self.ops.append(op)
+        self.ops_by_seq[(r, vc[r])] = op
+
+    def complete(self, s, ev, target, remote=True):
+        keep = []
+        for op in s["pending"]:
+            if target is None or op.target == target:
+                if remote and op.comp is None:
+                    op.comp = ev
+                if op.lcomp is None:
+                    op.lcomp = ev
+                if remote:
+                    continue
+            keep.append(op)
+        s["pending"] = keep
+
+    def do_sync(self, r, pos, vc, p, idx2gid, state, reqs):
+        gid = idx2gid.get(int(p[2]))
+        call = p[3]
+        ev = Ev(r, pos, vc, call, p, p[9])
+        s = state(gid)
+        t = int(p[4])
+        a1, a2 = int(p[5]), int(p[6])
+        grp = set() if p[7] == "-" else set(int(x) for x in p[7].split(","))
+        req = p[8] if p[8] != "-" else None
+        nb = call.startswith("MPIX_Win_i")
+        base = call.replace("MPIX_Win_i", "MPI_Win_")
+        w = self.wins[gid]
+
+        def close(target, remote=True):
+            if nb and req:
+                covered = [op for op in s["pending"] if target is None or op.target == target]
+                for op in covered:
+                    op.nbclose = ev
+                reqs[req] = ("close", gid, covered, remote)
+                s["pending"] = [op for op in s["pending"] if op not in covered] if remote else s["pending"]
+            else:
+                self.complete(s, ev, target, remote)
+
+        if nb and req and base == "MPI_Win_wait":
+            reqs[req] = ("close", gid, [], False)
+        elif nb and req and base not in ("MPI_Win_unlock", "MPI_Win_unlock_all", "MPI_Win_flush",
+                                       "MPI_Win_flush_all", "MPI_Win_flush_local",
+                                       "MPI_Win_flush_local_all", "MPI_Win_fence",
+                                       "MPI_Win_complete"):
+            reqs[req] = ("other", gid, [], False)
+        if base == "MPI_Win_fence":
+            if a1 & MODE_NOPRECEDE and s["fence_ops"] > 0:
+                self.misuse(ev, gid, "MPI_Win_fence(MPI_MODE_NOPRECEDE) after %d RMA operations"
+                            " issued in the epoch it closes" % s["fence_ops"])
+            close(None)
+            s["fence_no"] += 1
+            s["fence_ops"] = 0
+            self.fence_asserts.setdefault((gid, s["fence_no"]), {})[r] = a1
+            s["fence"] = not (a1 & MODE_NOSUCCEED)
+            s["nosucceed"] = bool(a1 & MODE_NOSUCCEED)
+        elif base == "MPI_Win_lock":
+            if t in s["locks"] or s["lock_all"] is not None:
+                self.misuse(ev, gid, "%s toward rank %d while an epoch toward it is already open"
+                            " (nested lock)" % (call, t))
+            s["epoch_no"] += 1
+            s["locks"][t] = (a2 == 1, ev, s["epoch_no"])
+            s["nosucceed"] = False
+        elif base == "MPI_Win_lock_all":
+            if s["locks"] or s["lock_all"] is not None:
+                self.misuse(ev, gid, "%s while a lock epoch is already open (nested lock)" % call)
+            s["epoch_no"] += 1
+            s["lock_all"] = (ev, s["epoch_no"])
+            s["nosucceed"] = False
+        elif base == "MPI_Win_unlock":
+            if t not in s["locks"]:
+                self.misuse(ev, gid, "%s toward rank %d without a matching lock" % (call, t))
+            else:
+                del s["locks"][t]
+            close(t)
+        elif base == "MPI_Win_unlock_all":
+            if s["lock_all"] is None:
+                self.misuse(ev, gid, "%s without MPI_Win_lock_all" % call)
+            s["lock_all"] = None
+            close(None)
+        elif base in ("MPI_Win_flush", "MPI_Win_flush_local"):
+            if t not in s["locks"] and s["lock_all"] is None:
+                self.misuse(ev, gid, "%s toward rank %d outside a passive-target epoch toward it"
+                            % (call, t))
+            close(t, remote=base == "MPI_Win_flush")
+        elif base in ("MPI_Win_flush_all", "MPI_Win_flush_local_all"):
+            if not s["locks"] and s["lock_all"] is None:
+                self.misuse(ev, gid, "%s outside a passive-target epoch" % call)
+            close(None, remote=base == "MPI_Win_flush_all")
+        elif base == "MPI_Win_start":
+            if s["start"] is not None:
+                self.misuse(ev, gid, "%s while an access epoch from MPI_Win_start is open" % call)
+            s["epoch_no"] += 1
+            s["start"] = (grp, ev, s["epoch_no"])
+            for tt in grp:
+                self.starts.setdefault((gid, r, tt), []).append(ev)
+            s["nosucceed"] = False
+        elif base == "MPI_Win_complete":
+            if s["start"] is None:
+                self.misuse(ev, gid, "%s without MPI_Win_start" % call)
+            s["start"] = None
+            close(None)
+        elif base == "MPI_Win_post":
+            if s["post"] is not None:
+                self.misuse(ev, gid, "%s while an exposure epoch is open" % call)
+            s["post"] = (grp, ev)
+            for oo in grp:
+                self.posts.setdefault((gid, oo, r), []).append(ev)
+        elif base == "MPI_Win_wait":
+            if s["post"] is None:
+                self.misuse(ev, gid, "%s without MPI_Win_post" % call)
+            s["post"] = None
+        elif call == "free":
+            open_ = []
+            if s["locks"]:
+                open_.append("lock toward %s" % sorted(s["locks"]))
+            if s["lock_all"] is not None:
+                open_.append("lock_all")
+            if s["start"] is not None:
+                open_.append("start")
+            if s["post"] is not None:
+                open_.append("post")
+            if s["pending"]:
+                open_.append("%d RMA operations not completed by a synchronization" %
+                             len(s["pending"]))
+            if open_:
+                ev.kind = "MPI_Win_free"
+                self.misuse(ev, gid, "MPI_Win_free with an open epoch (%s)" % ", ".join(open_))
+            self.complete(s, ev, None)
+        # MPI_Win_sync: no epoch effect
+
+    def match_pscw(self):
+        post_of = {}
+        for (gid, o, t), sts in self.starts.items():
+            posts = self.posts.get((gid, o, t), [])
+            for s_ev, p_ev in zip(sts, posts):
+                post_of[(id(s_ev), t)] = p_ev
+            if len(posts) != len(sts):
+                self.misuse(sts[0], gid, "rank %d started %d access epochs toward rank %d, which"
+                            " posted %d exposure epochs to it (start/post group mismatch)"
+                            % (o, len(sts), t, len(posts)))
+        for op in self.ops:
+            if op.start_ev is not None:
+                op.post_ev = post_of.get((id(op.start_ev), op.target))
+        for (gid, o, t), posts in self.posts.items():
+            if (gid, o, t) not in self.starts:
+                self.misuse(posts[0], gid, "rank %d posted an exposure epoch to rank %d, which"
+                            " never started one toward it (start/post group mismatch)" % (t, o))
+
+    def check_fence_asserts(self):
+        for (gid, k), asserts in self.fence_asserts.items():
+            for r, a in asserts.items():
+                if a & MODE_NOPUT:
+                    for op in self.fence_ops.get((gid, k), []):
+                        if op.target == r and op.write:
+                            self.report("epoch-misuse", gid, r, op.ranges[0][0] if op.ranges else None,
+                                        op.ranges[-1][1] if op.ranges else None,
+                                        self.desc_op(op), None,
+                                        "rank %d gave MPI_MODE_NOPUT at fence %d but %s from rank"
+                                        " %d updates its window in the epoch that follows"
+                                        % (r, k, op.call, op.ev.rank))
+                if a & MODE_NOSTORE:
+                    for l in self.ls:
+                        if (l.win == gid and l.ev.rank == r and l.owner == r and l.write and
+                                self.fence_epoch_of(l) == k - 1):
+                            self.report("epoch-misuse", gid, r, l.lo, l.hi, self.desc_ls(l), None,
+                                        "rank %d gave MPI_MODE_NOSTORE at fence %d but stored"
+                                        " to its window in the epoch it closes" % (r, k))
+
+    def fence_epoch_of(self, l):
+        return l.ev.f[2] if len(l.ev.f) > 2 else -1
+
+    # -- pairs
+    def ordered(self, x, y):
+        if x.comp is not None and hb(x.comp, y.ev):
+            return True
+        if y.comp is not None and hb(y.comp, x.ev):
+            return True
+        ex, ey = x.epoch_no, y.epoch_no
+        # exclusive locks (or a lock_all against an exclusive lock) exclude each other
+        if x.ev.rank != y.ev.rank and ex[0] in ("lock", "lock_all") and ey[0] in ("lock", "lock_all"):
+            if (ex[0] == "lock" and ex[2]) or (ey[0] == "lock" and ey[2]):
+                return True
+        # post -> start: what happened before the target's post precedes the epoch it opened
+        if y.post_ev is not None and x.comp is not None and hb(x.comp, y.post_ev):
+            return True
+        if x.post_ev is not None and y.comp is not None and hb(y.comp, x.post_ev):
+            return True
+        # exposure epochs of one target run in order unless E_A_E_R lets them overlap
+        if (x.post_ev is not None and y.post_ev is not None and x.post_ev is not y.post_ev and
+                not self.wins[x.win].flags.get(x.target, 0) & FLAG_EAER):
+            return True
+        if x.ev.rank == y.ev.rank and ex[:2] != ey[:2]:
+            first, second = (x, y) if x.ev.pos < y.ev.pos else (y, x)
+            flags = self.wins[x.win].flags.get(x.ev.rank, 0)
+            if first.nbclose is not None and not flags & FLAG_AAAR:
+                return True  # deferred epochs activate in order without the reorder flag
+        return False
+
+    def compatible(self, x, y):
+        if not (x.write or y.write):
+            return True
+        # accumulates of one origin to one target are ordered (accumulate_ordering default)
+        if x.acc and y.acc and x.ev.rank == y.ev.rank and x.atype == y.atype:
+            return True
+        if x.acc and y.acc and x.atype == y.atype and x.atype != "?":
+            # CAS with MPI_REPLACE is the lock idiom (acquire by CAS, release by replace):
+            # both only swap values, all implementations keep them atomic together.
+            return (x.acc == y.acc or "no_op" in (x.acc, y.acc) or
+                    {x.acc, y.acc} <= {"cas", "replace"})
+        return False
+
+    def check_conflicts(self):
+        groups = {}
+        for op in self.ops:
+            if op.ranges:
+                groups.setdefault((op.win, op.target), []).append(op)
+        for (gid, t), ops in groups.items():
+            items = []
+            for op in ops:
+                for lo, hi in op.ranges:
+                    items.append((lo, hi, op))
+            items.sort(key=lambda x: x[0])
+            for i in range(len(items)):
+                lo, hi, x = items[i]
+                budget = 400
+                for j in range(i + 1, len(items)):
+                    lo2, hi2, y = items[j]
+                    if lo2 >= hi or budget == 0:
+                        break
+                    budget -= 1
+                    if y is x or self.compatible(x, y) or self.ordered(x, y):
+                        continue
+                    a, b = (x, y) if (x.ev.rank, x.ev.pos) < (y.ev.rank, y.ev.pos) else (y, x)
+                    kind = "conflicting-rma"
+                    if a.ev.rank == b.ev.rank and a.epoch_no[:2] != b.epoch_no[:2]:
+                        kind = "nonblocking-epoch"
+                    what = "%s and %s touch overlapping bytes without an ordering point" % (
+                        a.call, b.call)
+                    if kind == "nonblocking-epoch":
+                        what += " (epochs reordered by MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER)"
+                    self.report(kind, gid, t, max(lo, lo2), min(hi, hi2), self.desc_op(a),
+                                self.desc_op(b), what)
+
+    def check_local(self):
+        groups = {}
+        for op in self.ops:
+            for lo, hi in op.ranges:
+                groups.setdefault((op.win, op.target), []).append((lo, hi, op))
+        for l in self.ls:
+            for lo, hi, x in groups.get((l.win, l.owner), []):
+                if lo >= l.hi or hi <= l.lo:
+                    continue
+                if not (l.write or x.write):
+                    continue
+                if x.comp is not None and (hb(x.comp, l.ev) if x.comp.rank != l.ev.rank
+                                           else x.comp.pos < l.ev.pos):
+                    continue
+                if hb_ls(l.ev, x.ev):
+                    continue
+                if x.post_ev is not None and hb_ls(l.ev, x.post_ev):
+                    continue  # before the post that exposed the window to x's epoch
+                lx = l.ev.f[0]
+                ex = x.epoch_no
+                if x.ev.rank != l.ev.rank and lx is not None and ex[0] in ("lock", "lock_all") and (
+                        lx or (ex[0] == "lock" and ex[2])):
+                    continue  # the local access is inside a lock epoch that excludes x's
+                kind = "nonblocking-epoch" if (l.ev.f[1] or x.nbclose is not None) else "rma-vs-local"
+                self.report(kind, l.win, l.owner, max(lo, l.lo), min(hi, l.hi), self.desc_op(x),
+                            self.desc_ls(l), "%s of window memory while %s to it may be in flight"
+                            % ("store" if l.write else "load", x.call))
+
+    def check_hz(self):
+        for h in self.hz:
+            op = self.ops_by_seq.get((h.rank, int(h.f[6])))
+            kind = "nonblocking-epoch" if h.f[7] == "1" else "origin-buffer"
+            a = self.desc_op(op) if op else {"rank": h.rank, "access": "RMA", "pc": None, "epoch": "?"}
+            b = {"rank": h.rank, "access": "store" if h.f[2] == "W" else "load", "pc": h.pc,
+                 "epoch": a["epoch"]}
+            buf = "origin" if h.f[2] == "W" and (op is None or op.call in WRITES or op.acc) else "result"
+            self.report(kind, op.win if op else "?", op.target if op else -1, None, None, a, b,
+                        "%s of the %s buffer of %s before the operation completed locally%s"
+                        % (b["access"], buf, a["access"],
+                           " (its closing request had not completed)" if kind ==
+                           "nonblocking-epoch" else ""))
+
+
+def main(argv):
+    json_out = None
+    keep = False
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        a = argv[i]
+        if a == "--json":
+            if i + 1 >= len(argv):
+                die("--json needs a file name")
+            json_out = argv[i + 1]
+            i += 2
+        elif a.startswith("--json="):
+            json_out = a.split("=", 1)[1]
+            i += 1
+        elif a == "--keep":
+            keep = True
+            i += 1
+        elif a in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        else:
+            die("unknown option '%s' (usage: rmacheck [--json FILE] -- <launcher> -n N ./prog)" % a)
+    if i >= len(argv) or i + 1 >= len(argv):
+        die("no program given (usage: rmacheck [--json FILE] -- <launcher> -n N ./prog)")
+    cmd = argv[i + 1:]
+    rt = find_runtime()
+    if not rt:
+        die("runtime librmacheck.so not found next to %s" % sys.argv[0])
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    d = tempfile.mkdtemp(prefix="rmacheck.", dir=shm)
+    env = dict(os.environ)
+    env["RMACHECK_DIR"] = d
+    env["LD_PRELOAD"] = rt + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    try:
+        try:
+            proc = subprocess.run(cmd, env=env)
+        except OSError as e:
+            die("cannot run %s: %s" % (cmd[0], e))
+        logs = read_logs(d)
+        if not logs:
+            die("the program produced no rmacheck log (was it an MPI program? status %d)"
+                % proc.returncode)
+        an = Analysis(logs)
+        an.run()
+    finally:
+        if keep:
+            print("rmacheck: logs kept in %s" % d, file=sys.stderr)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+    sym = Symbolizer()
+    pcs = []
+    for h in an.hazards:
+        for s in (h["first"], h["second"]):
+            if s:
+                pcs.append(s["pc"])
+    sym.resolve_all(pcs)
+    instrumented = {}
+    for r, exe in an.exes.items():
+        if exe not in instrumented:
+            try:
+                out = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
+                                     text=True, timeout=60).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+            instrumented[exe] = "__tsan_" in out
+    loadstore = all(instrumented.values()) if instrumented else False
+    for h in an.hazards:
+        for s in (h["first"], h["second"]):
+            if s:
+                s["where"] = sym(s["pc"])
+    out = sys.stdout
+    if not loadstore:
+        print("rmacheck: load/store checking was off (the program was not built with rmacheck-cc):"
+              " kinds rma-vs-local and origin-buffer are not checked", file=out)
+    if proc.returncode != 0:
+        print("rmacheck: note: the program exited with status %d; analyzed what it recorded"
+              % proc.returncode, file=out)
+    for h in an.hazards:
+        rng = ("bytes [%d, %d)" % tuple(h["bytes"])) if h["bytes"] else ""
+        print("rmacheck: hazard %s: window %s, target rank %d%s: %s" % (
+            h["kind"], h["window"], h["target"], ", " + rng if rng else "", h["what"]), file=out)
+        for tag, s in (("first", h["first"]), ("second", h["second"])):
+            if s:
+                print("  %-6s rank %d %s at %s, epoch %s" % (tag, s["rank"], s["access"],
+                                                            s["where"], s["epoch"]), file=out)
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump({"hazards": an.hazards, "loadstore_checked": loadstore,
+                       "program_status": proc.returncode}, f, indent=1)
+    if an.hazards:
+        print("rmacheck: %d hazard%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else ""),
+              file=out)
+        return 1
+    print("rmacheck: no hazard", file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit(2)
+    except Exception as e:  # an analysis bug is rmacheck's own error, never a verdict
+        import traceback
+        traceback.print_exc()
+        print("rmacheck: internal error: %s" % e, file=sys.stderr)
+        sys.exit(2)

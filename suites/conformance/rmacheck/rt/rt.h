@@ -1,0 +1,61 @@
+/* rt.h — rmacheck's runtime, shared by the MPI wrappers (rt_mpi.c) and the load/store hooks
+ * (rt_tsan.c). The runtime only records: every RMA call, synchronization call and the loads and
+ * stores that touch window memory or an in-flight origin buffer become one text line in this
+ * rank's log, a file the driver created in node-shared memory (/dev/shm). The driver analyzes
+ * the logs after the program exits, so a crash keeps everything recorded up to it
+ * (docs/rmacheck.md). */
+#ifndef RMACHECK_RT_H
+#define RMACHECK_RT_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RC_MAXWIN 256
+
+/* In-flight buffers (origin or result buffers of issued, locally incomplete operations). */
+typedef struct {
+    uintptr_t lo, hi;   /* [lo, hi) in this process */
+    int win;            /* rt window index */
+    int target;         /* world rank of the target, -1 for any */
+    long seq;           /* the operation's event number */
+    int result;         /* 1: MPI writes it (get result), 0: MPI reads it (put origin) */
+    MPI_Request req;    /* request-based operation, else MPI_REQUEST_NULL */
+    int closing;        /* a nonblocking closing/flushing call covering it was issued */
+    int reported;
+} rc_inflight_t;
+
+/* A memory range of window memory visible to this process: window `win`, owned by world rank
+ * `owner`, mapped here at [lo, hi), starting at owner-address `oaddr`. */
+typedef struct {
+    uintptr_t lo, hi, oaddr;
+    int win, owner;
+} rc_range_t;
+
+extern int rc_active;                 /* logging on (RMACHECK_DIR set and MPI initialized) */
+extern __thread int rc_inside;        /* inside a wrapper: loads/stores are MPI's own */
+extern int rc_wrank, rc_wsize;
+
+void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rc_log_open(void);
+void rc_flush_pending(void);
+const char *rc_pc(const void *pc, char *buf, size_t n);
+const char *rc_vc(char *buf, size_t n);
+void rc_tick(void);
+void rc_vc_join(const uint64_t *other);
+uint64_t *rc_vc_ptr(void);
+
+void rc_lock(void);
+void rc_unlock(void);
+
+/* Ranges and in-flight buffers, searched by the hooks. */
+void rc_range_add(uintptr_t lo, size_t len, uintptr_t oaddr, int win, int owner);
+void rc_range_del_win(int win);
+void rc_range_del(uintptr_t lo, int win);
+void rc_inflight_add(uintptr_t lo, size_t len, int win, int target, long seq, int result,
+                     MPI_Request req);
+void rc_inflight_release(int win, int target, int local_only_req, MPI_Request req);
+void rc_inflight_mark_closing(int win, int target);
+long rc_seq(void);
+
+#endif

@@ -1,0 +1,1486 @@
+/* rt_mpi.c — the MPI side of rmacheck's runtime: wrappers for every window, RMA, synchronization
+ * and request-completion call, and for the collectives and blocking point-to-point calls that
+ * order processes. Each wrapper records one log line and forwards to the next definition of the
+ * same symbol (dlsym RTLD_NEXT): the vendor MPI, or libnbrma when that is loaded after us, so the
+ * same runtime checks programs on either.
+ *
+ * Ordering between processes is tracked with vector clocks: every recorded event ticks this
+ * rank's entry; collectives (and window fences, creation, free) join all members' clocks with an
+ * extra allreduce; post->start and complete->wait carry the clock in a message on a duplicate of
+ * the window's communicator; a blocking send carries it to the receive on a duplicate of
+ * MPI_COMM_WORLD. The analysis (rmacheck.py) decides happens-before from those clocks. */
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NEXT(name)                                                                                 \
+    static __typeof__(&P##name) next_##name;                                                       \
+    if (!next_##name) {                                                                            \
+        next_##name = (__typeof__(&P##name))dlsym(RTLD_NEXT, #name);                               \
+        if (!next_##name)                                                                          \
+            next_##name = &P##name;                                                                \
+    }
+
+#define PC __builtin_return_address(0)
+#define TAG_POST 1
+#define TAG_COMPLETE 2
+
+typedef struct {
+    MPI_Win win;
+    int used;
+    char gid[48];
+    MPI_Comm shadow;
+    int n, me;
+    int *world;   /* window comm rank -> world rank */
+    int *start;   /* start group (window comm ranks) */
+    int nstart;
+    int *post;    /* post group */
+    int npost;
+    MPI_Request *postrq; /* MPIX_Win_istart: the post clocks, received by the epoch's end */
+    uint64_t *postvc;
+    int npostrq;
+} rc_win_t;
+
+static rc_win_t wins[RC_MAXWIN];
+static MPI_Comm wshadow = MPI_COMM_NULL;
+static long win_counter;
+
+typedef struct {
+    MPI_Request req;
+    int widx;
+    int sync;          /* 1: a nonblocking synchronization call, 0: a request-based operation,
+                          2: a nonblocking collective (vcreq carries the clocks) */
+    char call[32];
+    int target;        /* comm rank or -1 */
+    MPI_Request vcreq;
+    uint64_t *vcbuf;
+} rc_req_t;
+static rc_req_t *reqs;
+static int nreqs, capreqs;
+
+typedef struct {
+    MPI_Request r;
+    uint64_t *buf;
+} rc_send_t;
+static rc_send_t *sends;
+static int nsends, capsends;
+
+/* ---- atomics as synchronization ----------------------------------------------------------
+ * Programs build locks and flags from accumulate-class operations (CAS, fetch-and-op, replace).
+ * Each target location has a slot in a node-shared file of the run's directory: an atomic
+ * operation merges its origin's clock into the slot when issued (release) and joins the slot
+ * when it completes (acquire). That orders an acquire after every atomic on the location issued
+ * before it completed: more order than the program may have, never less, so precision holds. */
+#define ASLOTS 4096
+#define AVC 64
+typedef struct {
+    uint32_t lk, pad;
+    uint64_t vc[AVC];
+} rc_aslot_t;
+static rc_aslot_t *aslots;
+typedef struct {
+    int widx, tw, slot;
+    MPI_Request req;
+} rc_apend_t;
+static rc_apend_t *apend;
+static int napend, capapend;
+
+static void atom_open(void)
+{
+    const char *dir = getenv("RMACHECK_DIR");
+    char path[4096];
+    if (!dir || rc_wsize > AVC || snprintf(path, sizeof path, "%s/atomics", dir) >= (int)sizeof path)
+        return;
+    int fd = open(path, O_RDWR | O_CREAT, 0600);
+    if (fd < 0)
+        return;
+    if (ftruncate(fd, (off_t)(ASLOTS * sizeof(rc_aslot_t))) == 0) {
+        void *m = mmap(NULL, ASLOTS * sizeof(rc_aslot_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED)
+            aslots = m;
+    }
+    close(fd);
+}
+
+static void slot_lock(rc_aslot_t *a)
+{
+    while (__atomic_exchange_n(&a->lk, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+static void slot_unlock(rc_aslot_t *a) { __atomic_store_n(&a->lk, 0, __ATOMIC_RELEASE); }
+
+static void atom_release(const char *gid, int widx, int tw, long disp, long off, MPI_Request req)
+{
+    if (!aslots)
+        return;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = gid; *c; c++)
+        h = (h ^ (uint64_t)(unsigned char)*c) * 1099511628211ull;
+    h = (h ^ (uint64_t)tw) * 1099511628211ull;
+    h = (h ^ (uint64_t)disp) * 1099511628211ull;
+    h = (h ^ (uint64_t)off) * 1099511628211ull;
+    int slot = (int)(h % ASLOTS);
+    rc_aslot_t *a = &aslots[slot];
+    uint64_t *vc = rc_vc_ptr();
+    slot_lock(a);
+    for (int i = 0; i < rc_wsize; i++)
+        if (vc[i] > a->vc[i])
+            a->vc[i] = vc[i];
+    slot_unlock(a);
+    if (napend == capapend) {
+        int nc = capapend ? 2 * capapend : 64;
+        rc_apend_t *p = realloc(apend, (size_t)nc * sizeof *p);
+        if (!p)
+            return;
+        apend = p;
+        capapend = nc;
+    }
+    apend[napend++] = (rc_apend_t){widx, tw, slot, req};
+}
+
+/* Completion of the atomics on `widx` toward `tw` (-1: all), or of the one with request `req`. */
+static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
+{
+    if (!aslots || napend == 0)
+        return;
+    rc_flush_pending();
+    uint64_t tmp[AVC];
+    int k = 0;
+    for (int i = 0; i < napend; i++) {
+        rc_apend_t *p = &apend[i];
+        int done = req_only ? p->req == req
+                            : p->widx == widx && (tw < 0 || p->tw == tw);
+        if (!done) {
+            apend[k++] = *p;
+            continue;
+        }
+        rc_aslot_t *a = &aslots[p->slot];
+        slot_lock(a);
+        memcpy(tmp, a->vc, (size_t)rc_wsize * sizeof *tmp);
+        slot_unlock(a);
+        rc_vc_join(tmp);
+    }
+    napend = k;
+}
+
+/* Local completion of operations: their buffers are free, and their atomics acquire. */
+#define RELEASE(w, t, ro, rq) (rc_inflight_release(w, t, ro, rq), atom_acquire(w, t, ro, rq))
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static int widx_of(MPI_Win w)
+{
+    for (int i = 0; i < RC_MAXWIN; i++)
+        if (wins[i].used && wins[i].win == w)
+            return i;
+    return -1;
+}
+
+static int wworld(int widx, int r)
+{
+    if (widx < 0 || r < 0 || r >= wins[widx].n)
+        return r;
+    return wins[widx].world[r];
+}
+
+static void sends_progress(int wait_all)
+{
+    int k = 0;
+    for (int i = 0; i < nsends; i++) {
+        int done = 0;
+        if (wait_all) {
+            PMPI_Wait(&sends[i].r, MPI_STATUS_IGNORE);
+            done = 1;
+        } else {
+            PMPI_Test(&sends[i].r, &done, MPI_STATUS_IGNORE);
+        }
+        if (done)
+            free(sends[i].buf);
+        else
+            sends[k++] = sends[i];
+    }
+    nsends = k;
+}
+
+static void send_vc(int dest, int tag, MPI_Comm comm)
+{
+    sends_progress(0);
+    if (nsends == capsends) {
+        int nc = capsends ? 2 * capsends : 16;
+        rc_send_t *p = realloc(sends, (size_t)nc * sizeof *p);
+        if (!p)
+            return;
+        sends = p;
+        capsends = nc;
+    }
+    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    if (!b)
+        return;
+    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
+    if (PMPI_Isend(b, rc_wsize, MPI_UINT64_T, dest, tag, comm, &sends[nsends].r) != MPI_SUCCESS) {
+        free(b);
+        return;
+    }
+    sends[nsends++].buf = b;
+}
+
+static void recv_vc(int src, int tag, MPI_Comm comm)
+{
+    rc_flush_pending();
+    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    if (!b)
+        return;
+    if (PMPI_Recv(b, rc_wsize, MPI_UINT64_T, src, tag, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        rc_vc_join(b);
+    free(b);
+}
+
+/* MPIX_Win_istart returns before the targets posted: receive their clocks without blocking and
+ * join them when the epoch completes (the targets have posted by then). */
+static void post_recv_start(rc_win_t *W)
+{
+    free(W->postrq);
+    free(W->postvc);
+    W->npostrq = 0;
+    W->postrq = malloc((size_t)(W->nstart + 1) * sizeof *W->postrq);
+    W->postvc = malloc((size_t)(W->nstart + 1) * (size_t)rc_wsize * sizeof *W->postvc);
+    if (!W->postrq || !W->postvc)
+        return;
+    for (int i = 0; i < W->nstart; i++)
+        if (PMPI_Irecv(W->postvc + (size_t)i * (size_t)rc_wsize, rc_wsize, MPI_UINT64_T,
+                       W->start[i], TAG_POST, W->shadow, &W->postrq[W->npostrq]) == MPI_SUCCESS)
+            W->npostrq++;
+}
+
+static void post_recv_finish(rc_win_t *W)
+{
+    for (int i = 0; i < W->npostrq; i++)
+        if (PMPI_Wait(&W->postrq[i], MPI_STATUS_IGNORE) == MPI_SUCCESS)
+            rc_vc_join(W->postvc + (size_t)i * (size_t)rc_wsize);
+    W->npostrq = 0;
+}
+
+static void allreduce_vc(MPI_Comm comm)
+{
+    int inter = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    rc_flush_pending();
+    PMPI_Allreduce(MPI_IN_PLACE, rc_vc_ptr(), rc_wsize, MPI_UINT64_T, MPI_MAX, comm);
+}
+
+static void req_track(MPI_Request r, int widx, int sync, const char *call, int target)
+{
+    if (r == MPI_REQUEST_NULL)
+        return;
+    if (nreqs == capreqs) {
+        int nc = capreqs ? 2 * capreqs : 64;
+        rc_req_t *p = realloc(reqs, (size_t)nc * sizeof *p);
+        if (!p)
+            return;
+        reqs = p;
+        capreqs = nc;
+    }
+    rc_req_t *e = &reqs[nreqs++];
+    e->vcreq = MPI_REQUEST_NULL;
+    e->vcbuf = NULL;
+    e->req = r;
+    e->widx = widx;
+    e->sync = sync;
+    e->target = target;
+    snprintf(e->call, sizeof e->call, "%s", call);
+}
+
+/* Comm-relative group members, as window comm ranks. Returns count; *out malloc'd. */
+static int group_ranks(MPI_Group g, int widx, int **out)
+{
+    int n = 0;
+    *out = NULL;
+    if (PMPI_Group_size(g, &n) != MPI_SUCCESS || n <= 0)
+        return 0;
+    int *in = malloc((size_t)n * sizeof *in), *o = malloc((size_t)n * sizeof *o);
+    MPI_Group wg;
+    if (!in || !o || PMPI_Comm_group(wins[widx].shadow, &wg) != MPI_SUCCESS) {
+        free(in);
+        free(o);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        in[i] = i;
+    PMPI_Group_translate_ranks(g, n, in, wg, o);
+    PMPI_Group_free(&wg);
+    free(in);
+    *out = o;
+    return n;
+}
+
+static const char *group_str(int widx, const int *g, int n, char *b, size_t len)
+{
+    size_t off = 0;
+    b[0] = '-';
+    b[1] = 0;
+    for (int i = 0; i < n && off + 16 < len; i++)
+        off += (size_t)snprintf(b + off, len - off, i ? ",%d" : "%d", wworld(widx, g[i]));
+    return b;
+}
+
+/* A request handle as log text ("-" for none); handles are ints or pointers depending on the MPI. */
+static const char *req_str(MPI_Request r)
+{
+    static __thread char b[40];
+    if (r == MPI_REQUEST_NULL)
+        return "-";
+    uintptr_t v = 0;
+    memcpy(&v, &r, sizeof r < sizeof v ? sizeof r : sizeof v);
+    snprintf(b, sizeof b, "%lx", (unsigned long)v);
+    return b;
+}
+
+/* ---- datatypes ---------------------------------------------------------------------------- */
+
+typedef struct {
+    long off[512], len[512];
+    int n, approx;
+} blocks_t;
+
+static void blk_add(blocks_t *b, long off, long len)
+{
+    if (len <= 0)
+        return;
+    if (b->n > 0 && b->off[b->n - 1] + b->len[b->n - 1] == off) {
+        b->len[b->n - 1] += len;
+        return;
+    }
+    if (b->n == 512) {
+        b->approx = 1;
+        return;
+    }
+    b->off[b->n] = off;
+    b->len[b->n] = len;
+    b->n++;
+}
+
+static void flat(MPI_Datatype t, long count, long base, blocks_t *b, int depth);
+
+static void flat_one(MPI_Datatype t, long base, blocks_t *b, int depth)
+{
+    int ni, na, nd, comb;
+    if (depth > 8 || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
+        b->approx = 1;
+        return;
+    }
+    int size;
+    MPI_Aint tlb, text;
+    PMPI_Type_size(t, &size);
+    PMPI_Type_get_true_extent(t, &tlb, &text);
+    if (comb == MPI_COMBINER_NAMED || (long)size == (long)text) {
+        blk_add(b, base + (long)tlb, size);
+        return;
+    }
+    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    if (!ints || !aints || !types ||
+        PMPI_Type_get_contents(t, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
+        b->approx = 1;
+        goto out;
+    }
+    MPI_Aint lb, ext;
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+        flat_one(types[0], base, b, depth + 1);
+        break;
+    case MPI_COMBINER_RESIZED:
+        flat_one(types[0], base, b, depth + 1);
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        flat(types[0], ints[0], base, b, depth + 1);
+        break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        PMPI_Type_get_extent(types[0], &lb, &ext);
+        for (int k = 0; k < ints[0]; k++)
+            flat(types[0], ints[1],
+                 base + (comb == MPI_COMBINER_VECTOR ? (long)k * ints[2] * (long)ext
+                                                     : (long)k * (long)aints[0]),
+                 b, depth + 1);
+        break;
+    case MPI_COMBINER_INDEXED:
+        PMPI_Type_get_extent(types[0], &lb, &ext);
+        for (int k = 0; k < ints[0]; k++)
+            flat(types[0], ints[1 + k], base + (long)ints[1 + ints[0] + k] * (long)ext, b,
+                 depth + 1);
+        break;
+    case MPI_COMBINER_HINDEXED:
+        for (int k = 0; k < ints[0]; k++)
+            flat(types[0], ints[1 + k], base + (long)aints[k], b, depth + 1);
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        PMPI_Type_get_extent(types[0], &lb, &ext);
+        for (int k = 0; k < ints[0]; k++)
+            flat(types[0], ints[1], base + (long)ints[2 + k] * (long)ext, b, depth + 1);
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        for (int k = 0; k < ints[0]; k++)
+            flat(types[0], ints[1], base + (long)aints[k], b, depth + 1);
+        break;
+    case MPI_COMBINER_STRUCT:
+        for (int k = 0; k < ints[0]; k++)
+            flat(types[k], ints[1 + k], base + (long)aints[k], b, depth + 1);
+        break;
+    default:
+        b->approx = 1;
+        blk_add(b, base + (long)tlb, (long)text);
+        break;
+    }
+    for (int k = 0; k < nd; k++) {
+        int a, c, d, cb;
+        if (PMPI_Type_get_envelope(types[k], &a, &c, &d, &cb) == MPI_SUCCESS &&
+            cb != MPI_COMBINER_NAMED)
+            PMPI_Type_free(&types[k]);
+    }
+out:
+    free(ints);
+    free(aints);
+    free(types);
+}
+
+static void flat(MPI_Datatype t, long count, long base, blocks_t *b, int depth)
+{
+    MPI_Aint lb, ext, tlb, text;
+    int size;
+    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS ||
+        PMPI_Type_size(t, &size) != MPI_SUCCESS) {
+        b->approx = 1;
+        return;
+    }
+    if ((long)size == (long)ext && (long)size == (long)text && tlb == lb) {
+        blk_add(b, base + (long)tlb, count * (long)size); /* contiguous: one block */
+        return;
+    }
+    for (long i = 0; i < count && !b->approx; i++)
+        flat_one(t, base + i * (long)ext, b, depth);
+}
+
+static const char *blocks_str(const blocks_t *b, char *s, size_t n)
+{
+    size_t off = 0;
+    s[0] = '-';
+    s[1] = 0;
+    for (int i = 0; i < b->n && off + 48 < n; i++)
+        off += (size_t)snprintf(s + off, n - off, i ? ",%ld:%ld" : "%ld:%ld", b->off[i], b->len[i]);
+    return s;
+}
+
+static const char *type_base(MPI_Datatype t, char *s, int depth)
+{
+    int ni, na, nd, comb, len;
+    strcpy(s, "?");
+    if (depth > 8 || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+        return s;
+    if (comb == MPI_COMBINER_NAMED) {
+        char name[MPI_MAX_OBJECT_NAME];
+        if (PMPI_Type_get_name(t, name, &len) == MPI_SUCCESS && len > 0) {
+            for (char *p = name; *p; p++)
+                if (*p == ' ')
+                    *p = '_';
+            snprintf(s, 64, "%.60s", name);
+        }
+        return s;
+    }
+    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    if (ints && aints && types && nd > 0 &&
+        PMPI_Type_get_contents(t, ni, na, nd, ints, aints, types) == MPI_SUCCESS) {
+        type_base(types[0], s, depth + 1);
+        for (int k = 0; k < nd; k++) {
+            int a, c, d, cb;
+            if (PMPI_Type_get_envelope(types[k], &a, &c, &d, &cb) == MPI_SUCCESS &&
+                cb != MPI_COMBINER_NAMED)
+                PMPI_Type_free(&types[k]);
+        }
+    }
+    free(ints);
+    free(aints);
+    free(types);
+    return s;
+}
+
+static const char *op_name(MPI_Op op)
+{
+    if (op == MPI_SUM) return "sum";
+    if (op == MPI_PROD) return "prod";
+    if (op == MPI_MAX) return "max";
+    if (op == MPI_MIN) return "min";
+    if (op == MPI_BAND) return "band";
+    if (op == MPI_BOR) return "bor";
+    if (op == MPI_BXOR) return "bxor";
+    if (op == MPI_LAND) return "land";
+    if (op == MPI_LOR) return "lor";
+    if (op == MPI_LXOR) return "lxor";
+    if (op == MPI_MINLOC) return "minloc";
+    if (op == MPI_MAXLOC) return "maxloc";
+    if (op == MPI_REPLACE) return "replace";
+    if (op == MPI_NO_OP) return "no_op";
+    return "user";
+}
+
+/* ---- init and finalize -------------------------------------------------------------------- */
+
+static void after_init(void)
+{
+    if (PMPI_Comm_rank(MPI_COMM_WORLD, &rc_wrank) != MPI_SUCCESS ||
+        PMPI_Comm_size(MPI_COMM_WORLD, &rc_wsize) != MPI_SUCCESS)
+        return;
+    rc_log_open();
+    if (!rc_active)
+        return;
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &wshadow) != MPI_SUCCESS)
+        wshadow = MPI_COMM_NULL;
+    atom_open();
+    char exe[4096] = "?";
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0)
+        exe[k] = 0;
+    rc_log("init %d %d %d %s\n", rc_wrank, rc_wsize, (int)getpid(), exe);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    NEXT(MPI_Init);
+    int rc = next_MPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int req, int *prov)
+{
+    NEXT(MPI_Init_thread);
+    int rc = next_MPI_Init_thread(argc, argv, req, prov);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    NEXT(MPI_Finalize);
+    if (rc_active) {
+        char v[256];
+        rc_tick();
+        rc_log("fin %s\n", rc_vc(v, sizeof v));
+        sends_progress(1);
+        for (int i = 0; i < RC_MAXWIN; i++)
+            if (wins[i].used)
+                rc_log("leak %d\n", i);
+        if (wshadow != MPI_COMM_NULL)
+            PMPI_Comm_free(&wshadow);
+        rc_active = 0;
+    }
+    return next_MPI_Finalize();
+}
+
+/* ---- windows ------------------------------------------------------------------------------ */
+
+/* A Boolean info key under either spelling. The keys present are enumerated rather than looked
+ * up: Open MPI 4.1 rejects (fatally) a lookup with a key longer than 35 characters. */
+static int info_flag(MPI_Info info, const char *k1, const char *k2)
+{
+    int n = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], v[64];
+        int found = 0;
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS ||
+            (strcmp(key, k1) != 0 && strcmp(key, k2) != 0))
+            continue;
+        if (PMPI_Info_get(info, key, sizeof v - 1, v, &found) == MPI_SUCCESS && found &&
+            (strcmp(v, "true") == 0 || strcmp(v, "1") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int unit,
+                        MPI_Info info, const char *flavor, int shared, void *pc)
+{
+    if (!rc_active)
+        return;
+    int idx = -1;
+    for (int i = 0; i < RC_MAXWIN; i++)
+        if (!wins[i].used) {
+            idx = i;
+            break;
+        }
+    if (idx < 0) {
+        fprintf(stderr, "rmacheck: rank %d: more than %d windows; later ones are not checked\n",
+                rc_wrank, RC_MAXWIN);
+        return;
+    }
+    rc_win_t *W = &wins[idx];
+    memset(W, 0, sizeof *W);
+    if (PMPI_Comm_dup(comm, &W->shadow) != MPI_SUCCESS)
+        return;
+    PMPI_Comm_size(W->shadow, &W->n);
+    PMPI_Comm_rank(W->shadow, &W->me);
+    W->world = malloc((size_t)W->n * sizeof(int));
+    int *in = malloc((size_t)W->n * sizeof(int));
+    uintptr_t *bases = malloc((size_t)W->n * sizeof *bases);
+    MPI_Group g, wg;
+    if (!W->world || !in || !bases) {
+        free(in);
+        free(bases);
+        return;
+    }
+    for (int i = 0; i < W->n; i++)
+        in[i] = i;
+    PMPI_Comm_group(W->shadow, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, W->n, in, wg, W->world);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    free(in);
+    /* A global id: the lowest world rank of the window and a counter agreed on by all. */
+    long cnt[2] = {-win_counter - 1, rc_wrank};
+    PMPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_MIN, W->shadow);
+    win_counter = -cnt[0];
+    snprintf(W->gid, sizeof W->gid, "w%ld.%ld", cnt[1], win_counter);
+    W->win = w;
+    W->used = 1;
+    uintptr_t mine = (uintptr_t)base;
+    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, bases, sizeof mine, MPI_BYTE, W->shadow);
+    int flags = info_flag(info, "MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER", "MPIX_A_A_A_R") |
+                info_flag(info, "MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER", "MPIX_A_A_E_R") << 1 |
+                info_flag(info, "MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", "MPIX_E_A_E_R") << 2 |
+                info_flag(info, "MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER", "MPIX_E_A_A_R") << 3;
+    char v[256], p[512], mem[1024];
+    size_t off = 0;
+    for (int i = 0; i < W->n && off + 16 < sizeof mem; i++)
+        off += (size_t)snprintf(mem + off, sizeof mem - off, i ? ",%d" : "%d", W->world[i]);
+    rc_tick();
+    rc_log("win %s %d %s %s %lx %ld %d %s %d %s\n", rc_vc(v, sizeof v), idx, W->gid, flavor,
+           (unsigned long)mine, (long)size, unit, mem, flags, rc_pc(pc, p, sizeof p));
+    if (size > 0)
+        rc_range_add(mine, (size_t)size, mine, idx, rc_wrank);
+    if (shared) {
+        for (int r = 0; r < W->n; r++) {
+            MPI_Aint sz;
+            int du;
+            void *ptr;
+            if (r == W->me || PMPI_Win_shared_query(w, r, &sz, &du, &ptr) != MPI_SUCCESS)
+                continue;
+            if (sz > 0)
+                rc_range_add((uintptr_t)ptr, (size_t)sz, bases[r], idx, W->world[r]);
+        }
+    }
+    free(bases);
+    allreduce_vc(W->shadow);
+}
+
+int MPI_Win_create(void *base, MPI_Aint size, int unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win)
+{
+    NEXT(MPI_Win_create);
+    int rc = next_MPI_Win_create(base, size, unit, info, comm, win);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside)
+        win_created(*win, comm, base, size, unit, info, "create", 0, PC);
+    return rc;
+}
+
+int MPI_Win_allocate(MPI_Aint size, int unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win)
+{
+    NEXT(MPI_Win_allocate);
+    int rc = next_MPI_Win_allocate(size, unit, info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside)
+        win_created(*win, comm, *(void **)baseptr, size, unit, info, "allocate", 0, PC);
+    return rc;
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win)
+{
+    NEXT(MPI_Win_allocate_shared);
+    int rc = next_MPI_Win_allocate_shared(size, unit, info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside)
+        win_created(*win, comm, *(void **)baseptr, size, unit, info, "shared", 1, PC);
+    return rc;
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    NEXT(MPI_Win_create_dynamic);
+    int rc = next_MPI_Win_create_dynamic(info, comm, win);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside)
+        win_created(*win, comm, NULL, 0, 1, info, "dynamic", 0, PC);
+    return rc;
+}
+
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    NEXT(MPI_Win_attach);
+    int rc = next_MPI_Win_attach(win, base, size);
+    int i = widx_of(win);
+    if (rc == MPI_SUCCESS && rc_active && i >= 0) {
+        char v[256];
+        rc_tick();
+        rc_log("attach %s %d %lx %ld\n", rc_vc(v, sizeof v), i, (unsigned long)(uintptr_t)base,
+               (long)size);
+        rc_range_add((uintptr_t)base, (size_t)size, (uintptr_t)base, i, rc_wrank);
+    }
+    return rc;
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    NEXT(MPI_Win_detach);
+    int i = widx_of(win);
+    if (rc_active && i >= 0) {
+        char v[256];
+        rc_tick();
+        rc_log("detach %s %d %lx\n", rc_vc(v, sizeof v), i, (unsigned long)(uintptr_t)base);
+        rc_range_del((uintptr_t)base, i);
+    }
+    return next_MPI_Win_detach(win, base);
+}
+
+int MPI_Win_free(MPI_Win *win)
+{
+    NEXT(MPI_Win_free);
+    int i = rc_active ? widx_of(*win) : -1;
+    if (i < 0)
+        return next_MPI_Win_free(win);
+    char v[256], p[512];
+    rc_tick();
+    rc_log("sync %s %d free -1 0 0 - - %s\n", rc_vc(v, sizeof v), i, rc_pc(PC, p, sizeof p));
+    int rc = next_MPI_Win_free(win);
+    rc_range_del_win(i);
+    RELEASE(i, -1, 0, MPI_REQUEST_NULL);
+    allreduce_vc(wins[i].shadow);
+    PMPI_Comm_free(&wins[i].shadow);
+    free(wins[i].world);
+    free(wins[i].start);
+    free(wins[i].post);
+    free(wins[i].postrq);
+    free(wins[i].postvc);
+    wins[i].used = 0;
+    return rc;
+}
+
+/* ---- communication calls ------------------------------------------------------------------ */
+
+/* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls. */
+static void op_record(const char *call, int widx, int target, MPI_Aint disp, int tcount,
+                      MPI_Datatype ttype, const void *obuf, int ocount, MPI_Datatype otype,
+                      const void *res, int rcount, MPI_Datatype rtype, const char *op,
+                      MPI_Request req, void *pc)
+{
+    char v[256], p[512], bs[8192], bt[64];
+    blocks_t *b = malloc(sizeof *b);
+    if (!b)
+        return;
+    b->n = 0;
+    b->approx = 0;
+    flat(ttype, tcount, 0, b, 0);
+    int tw = wworld(widx, target);
+    rc_tick();
+    rc_log("op %s %d %s %d %ld %s %d %s %s %s %s\n", rc_vc(v, sizeof v), widx, call, tw,
+           (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
+           op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
+    long seq = rc_seq();
+    if (op && b->n > 0)
+        atom_release(wins[widx].gid, widx, tw, (long)disp, b->off[0], req);
+    if (obuf && ocount > 0 && obuf != MPI_BOTTOM) {
+        b->n = 0;
+        b->approx = 0;
+        flat(otype, ocount, 0, b, 0);
+        for (int i = 0; i < b->n; i++)
+            rc_inflight_add((uintptr_t)obuf + (uintptr_t)b->off[i], (size_t)b->len[i], widx, tw,
+                            seq, 0, req);
+    }
+    if (res && rcount > 0 && res != MPI_BOTTOM) {
+        b->n = 0;
+        b->approx = 0;
+        flat(rtype, rcount, 0, b, 0);
+        for (int i = 0; i < b->n; i++)
+            rc_inflight_add((uintptr_t)res + (uintptr_t)b->off[i], (size_t)b->len[i], widx, tw,
+                            seq, 1, req);
+    }
+    free(b);
+}
+
+#define OP_PROLOGUE(win, target)                                                                   \
+    int widx = (rc_active && !rc_inside && (target) != MPI_PROC_NULL) ? widx_of(win) : -1;
+
+int MPI_Put(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+            MPI_Win w)
+{
+    NEXT(MPI_Put);
+    OP_PROLOGUE(w, t);
+    if (widx >= 0)
+        op_record("MPI_Put", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, NULL, MPI_REQUEST_NULL,
+                  PC);
+    return next_MPI_Put(o, oc, ot, t, d, tc, tt, w);
+}
+
+int MPI_Get(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+            MPI_Win w)
+{
+    NEXT(MPI_Get);
+    OP_PROLOGUE(w, t);
+    if (widx >= 0)
+        op_record("MPI_Get", widx, t, d, tc, tt, NULL, 0, ot, o, oc, ot, NULL, MPI_REQUEST_NULL,
+                  PC);
+    return next_MPI_Get(o, oc, ot, t, d, tc, tt, w);
+}
+
+int MPI_Accumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                   MPI_Datatype tt, MPI_Op op, MPI_Win w)
+{
+    NEXT(MPI_Accumulate);
+    OP_PROLOGUE(w, t);
+    if (widx >= 0)
+        op_record("MPI_Accumulate", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, op_name(op),
+                  MPI_REQUEST_NULL, PC);
+    return next_MPI_Accumulate(o, oc, ot, t, d, tc, tt, op, w);
+}
+
+int MPI_Get_accumulate(const void *o, int oc, MPI_Datatype ot, void *r, int rc_, MPI_Datatype rt,
+                       int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w)
+{
+    NEXT(MPI_Get_accumulate);
+    OP_PROLOGUE(w, t);
+    if (widx >= 0)
+        op_record("MPI_Get_accumulate", widx, t, d, tc, tt, op == MPI_NO_OP ? NULL : o, oc, ot, r,
+                  rc_, rt, op_name(op), MPI_REQUEST_NULL, PC);
+    return next_MPI_Get_accumulate(o, oc, ot, r, rc_, rt, t, d, tc, tt, op, w);
+}
+
+int MPI_Fetch_and_op(const void *o, void *r, MPI_Datatype dt, int t, MPI_Aint d, MPI_Op op,
+                     MPI_Win w)
+{
+    NEXT(MPI_Fetch_and_op);
+    OP_PROLOGUE(w, t);
+    if (widx >= 0)
+        op_record("MPI_Fetch_and_op", widx, t, d, 1, dt, op == MPI_NO_OP ? NULL : o, 1, dt, r, 1,
+                  dt, op_name(op), MPI_REQUEST_NULL, PC);
+    return next_MPI_Fetch_and_op(o, r, dt, t, d, op, w);
+}
+
+int MPI_Compare_and_swap(const void *o, const void *c, void *r, MPI_Datatype dt, int t,
+                         MPI_Aint d, MPI_Win w)
+{
+    NEXT(MPI_Compare_and_swap);
+    OP_PROLOGUE(w, t);
+    if (widx >= 0) {
+        op_record("MPI_Compare_and_swap", widx, t, d, 1, dt, o, 1, dt, r, 1, dt, "cas",
+                  MPI_REQUEST_NULL, PC);
+        (void)c;
+    }
+    return next_MPI_Compare_and_swap(o, c, r, dt, t, d, w);
+}
+
+int MPI_Rput(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+             MPI_Win w, MPI_Request *rq)
+{
+    NEXT(MPI_Rput);
+    OP_PROLOGUE(w, t);
+    int rc = next_MPI_Rput(o, oc, ot, t, d, tc, tt, w, rq);
+    if (widx >= 0 && rc == MPI_SUCCESS) {
+        op_record("MPI_Rput", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, NULL, *rq, PC);
+        req_track(*rq, widx, 0, "MPI_Rput", t);
+    }
+    return rc;
+}
+
+int MPI_Rget(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+             MPI_Win w, MPI_Request *rq)
+{
+    NEXT(MPI_Rget);
+    OP_PROLOGUE(w, t);
+    int rc = next_MPI_Rget(o, oc, ot, t, d, tc, tt, w, rq);
+    if (widx >= 0 && rc == MPI_SUCCESS) {
+        op_record("MPI_Rget", widx, t, d, tc, tt, NULL, 0, ot, o, oc, ot, NULL, *rq, PC);
+        req_track(*rq, widx, 0, "MPI_Rget", t);
+    }
+    return rc;
+}
+
+int MPI_Raccumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                    MPI_Datatype tt, MPI_Op op, MPI_Win w, MPI_Request *rq)
+{
+    NEXT(MPI_Raccumulate);
+    OP_PROLOGUE(w, t);
+    int rc = next_MPI_Raccumulate(o, oc, ot, t, d, tc, tt, op, w, rq);
+    if (widx >= 0 && rc == MPI_SUCCESS) {
+        op_record("MPI_Raccumulate", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, op_name(op), *rq,
+                  PC);
+        req_track(*rq, widx, 0, "MPI_Raccumulate", t);
+    }
+    return rc;
+}
+
+int MPI_Rget_accumulate(const void *o, int oc, MPI_Datatype ot, void *r, int rc_,
+                        MPI_Datatype rt, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op,
+                        MPI_Win w, MPI_Request *rq)
+{
+    NEXT(MPI_Rget_accumulate);
+    OP_PROLOGUE(w, t);
+    int rc = next_MPI_Rget_accumulate(o, oc, ot, r, rc_, rt, t, d, tc, tt, op, w, rq);
+    if (widx >= 0 && rc == MPI_SUCCESS) {
+        op_record("MPI_Rget_accumulate", widx, t, d, tc, tt, op == MPI_NO_OP ? NULL : o, oc, ot,
+                  r, rc_, rt, op_name(op), *rq, PC);
+        req_track(*rq, widx, 0, "MPI_Rget_accumulate", t);
+    }
+    return rc;
+}
+
+/* ---- synchronization ---------------------------------------------------------------------- */
+
+/* MPI_MODE_* differ between MPIs: the log carries them as bits 1 NOCHECK, 2 NOSTORE, 4 NOPUT,
+ * 8 NOPRECEDE, 16 NOSUCCEED. */
+static int norm_assert(int a)
+{
+    return (a & MPI_MODE_NOCHECK ? 1 : 0) | (a & MPI_MODE_NOSTORE ? 2 : 0) |
+           (a & MPI_MODE_NOPUT ? 4 : 0) | (a & MPI_MODE_NOPRECEDE ? 8 : 0) |
+           (a & MPI_MODE_NOSUCCEED ? 16 : 0);
+}
+
+static void sync_record(int widx, const char *call, int target, int a1, int a2, const char *grp,
+                        MPI_Request req, void *pc)
+{
+    char v[256], p[512];
+    a1 = norm_assert(a1);
+    rc_tick();
+    rc_log("sync %s %d %s %d %d %d %s %s %s\n", rc_vc(v, sizeof v), widx, call,
+           target >= 0 ? wworld(widx, target) : -1, a1, a2, grp ? grp : "-", req_str(req),
+           rc_pc(pc, p, sizeof p));
+}
+
+#define SYNC_PROLOGUE(win) int widx = (rc_active && !rc_inside) ? widx_of(win) : -1;
+
+int MPI_Win_fence(int assert, MPI_Win w)
+{
+    NEXT(MPI_Win_fence);
+    SYNC_PROLOGUE(w);
+    if (widx < 0)
+        return next_MPI_Win_fence(assert, w);
+    sync_record(widx, "MPI_Win_fence", -1, assert, 0, NULL, MPI_REQUEST_NULL, PC);
+    int rc = next_MPI_Win_fence(assert, w);
+    RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
+    allreduce_vc(wins[widx].shadow);
+    return rc;
+}
+
+int MPI_Win_post(MPI_Group g, int assert, MPI_Win w)
+{
+    NEXT(MPI_Win_post);
+    SYNC_PROLOGUE(w);
+    if (widx < 0)
+        return next_MPI_Win_post(g, assert, w);
+    char gs[1024];
+    free(wins[widx].post);
+    wins[widx].npost = group_ranks(g, widx, &wins[widx].post);
+    group_str(widx, wins[widx].post, wins[widx].npost, gs, sizeof gs);
+    sync_record(widx, "MPI_Win_post", -1, assert, 0, gs, MPI_REQUEST_NULL, PC);
+    int rc = next_MPI_Win_post(g, assert, w);
+    for (int i = 0; i < wins[widx].npost; i++)
+        send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);
+    return rc;
+}
+
+int MPI_Win_start(MPI_Group g, int assert, MPI_Win w)
+{
+    NEXT(MPI_Win_start);
+    SYNC_PROLOGUE(w);
+    if (widx < 0)
+        return next_MPI_Win_start(g, assert, w);
+    char gs[1024];
+    free(wins[widx].start);
+    wins[widx].nstart = group_ranks(g, widx, &wins[widx].start);
+    group_str(widx, wins[widx].start, wins[widx].nstart, gs, sizeof gs);
+    sync_record(widx, "MPI_Win_start", -1, assert, 0, gs, MPI_REQUEST_NULL, PC);
+    int rc = next_MPI_Win_start(g, assert, w);
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < wins[widx].nstart; i++)
+            recv_vc(wins[widx].start[i], TAG_POST, wins[widx].shadow);
+    return rc;
+}
+
+int MPI_Win_complete(MPI_Win w)
+{
+    NEXT(MPI_Win_complete);
+    SYNC_PROLOGUE(w);
+    if (widx < 0)
+        return next_MPI_Win_complete(w);
+    sync_record(widx, "MPI_Win_complete", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    int rc = next_MPI_Win_complete(w);
+    RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < wins[widx].nstart; i++)
+            send_vc(wins[widx].start[i], TAG_COMPLETE, wins[widx].shadow);
+        wins[widx].nstart = 0;
+    }
+    return rc;
+}
+
+int MPI_Win_wait(MPI_Win w)
+{
+    NEXT(MPI_Win_wait);
+    SYNC_PROLOGUE(w);
+    if (widx < 0)
+        return next_MPI_Win_wait(w);
+    sync_record(widx, "MPI_Win_wait", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    int rc = next_MPI_Win_wait(w);
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < wins[widx].npost; i++)
+            recv_vc(wins[widx].post[i], TAG_COMPLETE, wins[widx].shadow);
+        wins[widx].npost = 0;
+    }
+    return rc;
+}
+
+int MPI_Win_test(MPI_Win w, int *flag)
+{
+    NEXT(MPI_Win_test);
+    SYNC_PROLOGUE(w);
+    int rc = next_MPI_Win_test(w, flag);
+    if (widx >= 0 && rc == MPI_SUCCESS && *flag) {
+        sync_record(widx, "MPI_Win_wait", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+        for (int i = 0; i < wins[widx].npost; i++)
+            recv_vc(wins[widx].post[i], TAG_COMPLETE, wins[widx].shadow);
+        wins[widx].npost = 0;
+    }
+    return rc;
+}
+
+int MPI_Win_lock(int type, int t, int assert, MPI_Win w)
+{
+    NEXT(MPI_Win_lock);
+    SYNC_PROLOGUE(w);
+    if (widx >= 0)
+        sync_record(widx, "MPI_Win_lock", t, assert, type == MPI_LOCK_EXCLUSIVE, NULL,
+                    MPI_REQUEST_NULL, PC);
+    return next_MPI_Win_lock(type, t, assert, w);
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win w)
+{
+    NEXT(MPI_Win_lock_all);
+    SYNC_PROLOGUE(w);
+    if (widx >= 0)
+        sync_record(widx, "MPI_Win_lock_all", -1, assert, 0, NULL, MPI_REQUEST_NULL, PC);
+    return next_MPI_Win_lock_all(assert, w);
+}
+
+#define CLOSE_WRAPPER(NAME, ARGS_DECL, ARGS, TARGET, LOCAL)                                        \
+    int NAME ARGS_DECL                                                                             \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        SYNC_PROLOGUE(w);                                                                          \
+        if (widx < 0)                                                                              \
+            return next_##NAME ARGS;                                                               \
+        sync_record(widx, #NAME, TARGET, 0, 0, NULL, MPI_REQUEST_NULL, PC);                        \
+        int rc = next_##NAME ARGS;                                                                 \
+        RELEASE(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1, 0, MPI_REQUEST_NULL); \
+        return rc;                                                                                 \
+    }
+
+CLOSE_WRAPPER(MPI_Win_unlock, (int t, MPI_Win w), (t, w), t, 0)
+CLOSE_WRAPPER(MPI_Win_unlock_all, (MPI_Win w), (w), -1, 0)
+CLOSE_WRAPPER(MPI_Win_flush, (int t, MPI_Win w), (t, w), t, 0)
+CLOSE_WRAPPER(MPI_Win_flush_all, (MPI_Win w), (w), -1, 0)
+CLOSE_WRAPPER(MPI_Win_flush_local, (int t, MPI_Win w), (t, w), t, 1)
+CLOSE_WRAPPER(MPI_Win_flush_local_all, (MPI_Win w), (w), -1, 1)
+
+int MPI_Win_sync(MPI_Win w)
+{
+    NEXT(MPI_Win_sync);
+    SYNC_PROLOGUE(w);
+    if (widx >= 0)
+        sync_record(widx, "MPI_Win_sync", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    return next_MPI_Win_sync(w);
+}
+
+/* ---- libnbrma's nonblocking synchronization (weak: absent on vendor-only programs) --------- */
+
+#define NBSYNC(NAME, ARGS_DECL, ARGS, TARGET, A1, A2, GROUP)                                       \
+    int NAME ARGS_DECL;                                                                            \
+    int NAME ARGS_DECL                                                                             \
+    {                                                                                              \
+        static __typeof__(&NAME) nx;                                                               \
+        if (!nx)                                                                                   \
+            nx = (__typeof__(&NAME))dlsym(RTLD_NEXT, #NAME);                                       \
+        if (!nx) {                                                                                 \
+            fprintf(stderr, "rmacheck: %s is not provided by the MPI library\n", #NAME);           \
+            return MPI_ERR_OTHER;                                                                  \
+        }                                                                                          \
+        SYNC_PROLOGUE(w);                                                                          \
+        int rc = nx ARGS;                                                                          \
+        if (widx < 0 || rc != MPI_SUCCESS)                                                         \
+            return rc;                                                                             \
+        char gs[1024] = "-";                                                                       \
+        GROUP;                                                                                     \
+        sync_record(widx, #NAME, TARGET, A1, A2, gs, *req, PC);                                    \
+        req_track(*req, widx, 1, #NAME, TARGET);                                                   \
+        if (strstr(#NAME, "unlock") || strstr(#NAME, "flush") || strstr(#NAME, "complete") ||     \
+            strstr(#NAME, "fence"))                                                                \
+            rc_inflight_mark_closing(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1);             \
+        if (strcmp(#NAME, "MPIX_Win_ipost") == 0)                                                  \
+            for (int i = 0; i < wins[widx].npost; i++)                                             \
+                send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);                          \
+        if (strcmp(#NAME, "MPIX_Win_istart") == 0)                                                 \
+            post_recv_start(&wins[widx]);                                                          \
+        return rc;                                                                                 \
+    }
+
+#define POSTGRP                                                                                    \
+    free(wins[widx].post);                                                                         \
+    wins[widx].npost = group_ranks(g, widx, &wins[widx].post);                                     \
+    group_str(widx, wins[widx].post, wins[widx].npost, gs, sizeof gs)
+#define STARTGRP                                                                                   \
+    free(wins[widx].start);                                                                        \
+    wins[widx].nstart = group_ranks(g, widx, &wins[widx].start);                                   \
+    group_str(widx, wins[widx].start, wins[widx].nstart, gs, sizeof gs)
+
+NBSYNC(MPIX_Win_ifence, (int assert, MPI_Win w, MPI_Request *req), (assert, w, req), -1, assert,
+       0, (void)0)
+NBSYNC(MPIX_Win_ipost, (MPI_Group g, int assert, MPI_Win w, MPI_Request *req),
+       (g, assert, w, req), -1, assert, 0, POSTGRP)
+NBSYNC(MPIX_Win_istart, (MPI_Group g, int assert, MPI_Win w, MPI_Request *req),
+       (g, assert, w, req), -1, assert, 0, STARTGRP)
+NBSYNC(MPIX_Win_icomplete, (MPI_Win w, MPI_Request *req), (w, req), -1, 0, 0, (void)0)
+NBSYNC(MPIX_Win_iwait, (MPI_Win w, MPI_Request *req), (w, req), -1, 0, 0, (void)0)
+NBSYNC(MPIX_Win_ilock, (int type, int t, int assert, MPI_Win w, MPI_Request *req),
+       (type, t, assert, w, req), t, assert, type == MPI_LOCK_EXCLUSIVE, (void)0)
+NBSYNC(MPIX_Win_iunlock, (int t, MPI_Win w, MPI_Request *req), (t, w, req), t, 0, 0, (void)0)
+NBSYNC(MPIX_Win_ilock_all, (int assert, MPI_Win w, MPI_Request *req), (assert, w, req), -1,
+       assert, 0, (void)0)
+NBSYNC(MPIX_Win_iunlock_all, (MPI_Win w, MPI_Request *req), (w, req), -1, 0, 0, (void)0)
+NBSYNC(MPIX_Win_iflush, (int t, MPI_Win w, MPI_Request *req), (t, w, req), t, 0, 0, (void)0)
+NBSYNC(MPIX_Win_iflush_local, (int t, MPI_Win w, MPI_Request *req), (t, w, req), t, 0, 0,
+       (void)0)
+NBSYNC(MPIX_Win_iflush_all, (MPI_Win w, MPI_Request *req), (w, req), -1, 0, 0, (void)0)
+NBSYNC(MPIX_Win_iflush_local_all, (MPI_Win w, MPI_Request *req), (w, req), -1, 0, 0, (void)0)
+
+/* ---- request completion ------------------------------------------------------------------- */
+
+static void req_done(MPI_Request r)
+{
+    int k = -1;
+    for (int i = 0; i < nreqs; i++)
+        if (reqs[i].req == r) {
+            k = i;
+            break;
+        }
+    if (k < 0)
+        return;
+    rc_req_t e = reqs[k];
+    reqs[k] = reqs[--nreqs];
+    if (e.sync == 2) {
+        /* every member started the clock allreduce with the collective: it completes */
+        char v[256];
+        rc_flush_pending();
+        if (PMPI_Wait(&e.vcreq, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+            rc_vc_join(e.vcbuf);
+        free(e.vcbuf);
+        rc_tick();
+        rc_log("coll %s %s\n", rc_vc(v, sizeof v), e.call);
+        return;
+    }
+    if (!wins[e.widx].used)
+        return;
+    rc_win_t *W = &wins[e.widx];
+    char v[256];
+    rc_tick();
+    rc_log("rq %s %d %s %s\n", rc_vc(v, sizeof v), e.widx, e.call, req_str(r));
+    if (!e.sync) {
+        RELEASE(e.widx, -1, 1, r);
+        return;
+    }
+    int tw = e.target >= 0 ? wworld(e.widx, e.target) : -1;
+    if (strstr(e.call, "unlock") || strstr(e.call, "flush"))
+        RELEASE(e.widx, tw, 0, MPI_REQUEST_NULL);
+    if (strcmp(e.call, "MPIX_Win_ifence") == 0) {
+        RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
+        allreduce_vc(W->shadow);
+    } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
+        RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
+        post_recv_finish(W);
+        for (int i = 0; i < W->nstart; i++)
+            send_vc(W->start[i], TAG_COMPLETE, W->shadow);
+    } else if (strcmp(e.call, "MPIX_Win_iwait") == 0) {
+        for (int i = 0; i < W->npost; i++)
+            recv_vc(W->post[i], TAG_COMPLETE, W->shadow);
+    }
+}
+
+static int tracked(MPI_Request r)
+{
+    for (int i = 0; i < nreqs; i++)
+        if (reqs[i].req == r)
+            return 1;
+    return 0;
+}
+
+int MPI_Wait(MPI_Request *r, MPI_Status *st)
+{
+    NEXT(MPI_Wait);
+    MPI_Request s = *r;
+    int rc = next_MPI_Wait(r, st);
+    if (rc_active && !rc_inside && tracked(s))
+        req_done(s);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st)
+{
+    NEXT(MPI_Test);
+    MPI_Request s = *r;
+    int rc = next_MPI_Test(r, flag, st);
+    if (rc_active && !rc_inside && *flag && tracked(s))
+        req_done(s);
+    return rc;
+}
+
+#define SAVE_REQS(n, r)                                                                            \
+    MPI_Request sv_[64];                                                                           \
+    int nsv_ = (n) < 64 ? (n) : 64;                                                                \
+    for (int i_ = 0; i_ < nsv_; i_++)                                                              \
+        sv_[i_] = (r)[i_];
+
+int MPI_Waitall(int n, MPI_Request r[], MPI_Status st[])
+{
+    NEXT(MPI_Waitall);
+    SAVE_REQS(n, r);
+    int rc = next_MPI_Waitall(n, r, st);
+    if (rc_active && !rc_inside)
+        for (int i = 0; i < nsv_; i++)
+            if (tracked(sv_[i]))
+                req_done(sv_[i]);
+    return rc;
+}
+
+int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status st[])
+{
+    NEXT(MPI_Testall);
+    SAVE_REQS(n, r);
+    int rc = next_MPI_Testall(n, r, flag, st);
+    if (rc_active && !rc_inside && *flag)
+        for (int i = 0; i < nsv_; i++)
+            if (tracked(sv_[i]))
+                req_done(sv_[i]);
+    return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request r[], int *idx, MPI_Status *st)
+{
+    NEXT(MPI_Waitany);
+    SAVE_REQS(n, r);
+    int rc = next_MPI_Waitany(n, r, idx, st);
+    if (rc_active && !rc_inside && *idx >= 0 && *idx < nsv_ && tracked(sv_[*idx]))
+        req_done(sv_[*idx]);
+    return rc;
+}
+
+int MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st)
+{
+    NEXT(MPI_Testany);
+    SAVE_REQS(n, r);
+    int rc = next_MPI_Testany(n, r, idx, flag, st);
+    if (rc_active && !rc_inside && *flag && *idx >= 0 && *idx < nsv_ && tracked(sv_[*idx]))
+        req_done(sv_[*idx]);
+    return rc;
+}
+
+/* ---- collectives and blocking point-to-point: happens-before edges ------------------------- */
+
+static void coll_edge(const char *name, MPI_Comm comm)
+{
+    char v[256];
+    rc_tick();
+    rc_log("coll %s %s\n", rc_vc(v, sizeof v), name);
+    allreduce_vc(comm);
+}
+
+#define COLL(NAME, ARGS_DECL, ARGS)                                                                \
+    int NAME ARGS_DECL                                                                             \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int rc = next_##NAME ARGS;                                                                 \
+        if (rc_active && !rc_inside && rc == MPI_SUCCESS)                                          \
+            coll_edge(#NAME, comm);                                                                \
+        return rc;                                                                                 \
+    }
+
+COLL(MPI_Barrier, (MPI_Comm comm), (comm))
+COLL(MPI_Bcast, (void *b, int c, MPI_Datatype t, int root, MPI_Comm comm), (b, c, t, root, comm))
+COLL(MPI_Allreduce,
+     (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm),
+     (s, r, c, t, op, comm))
+COLL(MPI_Reduce,
+     (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm),
+     (s, r, c, t, op, root, comm))
+COLL(MPI_Allgather,
+     (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, MPI_Comm comm),
+     (s, sc, st, r, rc_, rt, comm))
+COLL(MPI_Gather,
+     (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, int root,
+      MPI_Comm comm),
+     (s, sc, st, r, rc_, rt, root, comm))
+COLL(MPI_Scatter,
+     (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, int root,
+      MPI_Comm comm),
+     (s, sc, st, r, rc_, rt, root, comm))
+COLL(MPI_Alltoall,
+     (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, MPI_Comm comm),
+     (s, sc, st, r, rc_, rt, comm))
+
+static int to_world(MPI_Comm comm, int r)
+{
+    if (r < 0 || comm == MPI_COMM_WORLD)
+        return r;
+    MPI_Group g, wg;
+    int o = MPI_UNDEFINED, inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return MPI_UNDEFINED;
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, 1, &r, wg, &o);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    return o;
+}
+
+int MPI_Send(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
+{
+    NEXT(MPI_Send);
+    int on = rc_active && !rc_inside && dest != MPI_PROC_NULL && wshadow != MPI_COMM_NULL;
+    int wd = on ? to_world(comm, dest) : MPI_UNDEFINED;
+    if (wd != MPI_UNDEFINED && on) {
+        char v[256];
+        rc_tick();
+        rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), wd);
+    }
+    int rc = next_MPI_Send(b, c, t, dest, tag, comm);
+    if (wd != MPI_UNDEFINED && on && rc == MPI_SUCCESS)
+        send_vc(wd, tag, wshadow);
+    return rc;
+}
+
+int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    NEXT(MPI_Recv);
+    MPI_Status s;
+    int rc = next_MPI_Recv(b, c, t, src, tag, comm, &s);
+    if (st != MPI_STATUS_IGNORE)
+        *st = s;
+    if (rc_active && !rc_inside && rc == MPI_SUCCESS && s.MPI_SOURCE != MPI_PROC_NULL &&
+        wshadow != MPI_COMM_NULL) {
+        int ws = to_world(comm, s.MPI_SOURCE);
+        if (ws != MPI_UNDEFINED) {
+            recv_vc(ws, s.MPI_TAG, wshadow);
+            char v[256];
+            rc_tick();
+            rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), ws);
+        }
+    }
+    return rc;
+}
+
+int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, void *rb, int rc_,
+                 MPI_Datatype rt, int src, int rtag, MPI_Comm comm, MPI_Status *st)
+{
+    NEXT(MPI_Sendrecv);
+    MPI_Status s;
+    int on = rc_active && !rc_inside && wshadow != MPI_COMM_NULL;
+    if (on) {
+        char v[256];
+        rc_tick();
+        rc_log("p2p %s sendrecv %d\n", rc_vc(v, sizeof v), dest);
+    }
+    int rc = next_MPI_Sendrecv(sb, sc, stt, dest, stag, rb, rc_, rt, src, rtag, comm, &s);
+    if (st != MPI_STATUS_IGNORE)
+        *st = s;
+    if (on && rc == MPI_SUCCESS) {
+        int wd = dest == MPI_PROC_NULL ? MPI_UNDEFINED : to_world(comm, dest);
+        if (wd != MPI_UNDEFINED)
+            send_vc(wd, stag, wshadow);
+        if (s.MPI_SOURCE != MPI_PROC_NULL) {
+            int ws = to_world(comm, s.MPI_SOURCE);
+            if (ws != MPI_UNDEFINED)
+                recv_vc(ws, s.MPI_TAG, wshadow);
+        }
+    }
+    return rc;
+}
+
+/* Nonblocking collectives: the clock allreduce starts with the collective (same communicator,
+ * same order on every member) and is joined when the user's request completes. */
+static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
+{
+    int inter = 0;
+    if (r == MPI_REQUEST_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    if (!b)
+        return;
+    char v[256];
+    rc_tick();
+    rc_log("coll %s %s-start\n", rc_vc(v, sizeof v), name);
+    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
+    MPI_Request vr;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &vr) !=
+        MPI_SUCCESS) {
+        free(b);
+        return;
+    }
+    req_track(r, -1, 2, name, -1);
+    if (nreqs > 0 && reqs[nreqs - 1].req == r) {
+        reqs[nreqs - 1].vcreq = vr;
+        reqs[nreqs - 1].vcbuf = b;
+    } else {
+        PMPI_Wait(&vr, MPI_STATUS_IGNORE);
+        free(b);
+    }
+}
+
+#define ICOLL(NAME, ARGS_DECL, ARGS)                                                               \
+    int NAME ARGS_DECL                                                                             \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int rc = next_##NAME ARGS;                                                                 \
+        if (rc_active && !rc_inside && rc == MPI_SUCCESS)                                          \
+            icoll_track(*req, comm, #NAME);                                                        \
+        return rc;                                                                                 \
+    }
+
+ICOLL(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *req), (comm, req))
+ICOLL(MPI_Ibcast, (void *b, int c, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request *req),
+      (b, c, t, root, comm, req))
+ICOLL(MPI_Iallreduce,
+      (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request *req),
+      (s, r, c, t, op, comm, req))
+ICOLL(MPI_Ireduce,
+      (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
+       MPI_Request *req),
+      (s, r, c, t, op, root, comm, req))
+ICOLL(MPI_Iallgather,
+      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, MPI_Comm comm,
+       MPI_Request *req),
+      (s, sc, st, r, rc_, rt, comm, req))
+ICOLL(MPI_Igather,
+      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, int root,
+       MPI_Comm comm, MPI_Request *req),
+      (s, sc, st, r, rc_, rt, root, comm, req))

@@ -1,0 +1,101 @@
+#!/bin/sh
+# run-cases.sh — rmacheck's corpus as one TAP test: build every cases/*.c with rmacheck-cc, run it
+# under rmacheck with the rank count its header names, compare the verdict with the header
+# ("rmacheck-case: expect=hazard|safe kind=KIND ranks=N [lib=nbrma]"), and print the table per
+# kind (cases, flagged, missed, false alarms) with precision and recall. Both must be 1.00.
+#   run-cases.sh [CASE...]      (default: every case)
+# Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
+set -u
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+cd "$top"
+: "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}"
+dir=suites/conformance/rmacheck/cases
+out=$BUILD/rmacheck-cases
+mkdir -p "$out"
+if [ $# -gt 0 ]; then cases="$*"; else cases=$(ls $dir/*.c); fi
+n=$(echo "$cases" | wc -w)
+echo "1..$((n + 1))"
+i=0
+res=$out/results.txt
+: >"$res"
+run_one() {
+    i=$1 c=$2
+    exec >"$out/$(basename "$c" .c).tap"
+    name=$(basename "$c" .c)
+    hdr=$(grep -m1 'rmacheck-case:' "$c")
+    expect=$(echo "$hdr" | sed -n 's/.*expect=\([a-z]*\).*/\1/p')
+    kind=$(echo "$hdr" | sed -n 's/.*kind=\([a-z-]*\).*/\1/p')
+    ranks=$(echo "$hdr" | sed -n 's/.*ranks=\([0-9]*\).*/\1/p')
+    extra=""
+    case $hdr in *lib=nbrma*) extra="-Iref/include -L$BUILD/lib -Wl,--no-as-needed -lnbrma -Wl,-rpath,$top/$BUILD/lib" ;; esac
+    if [ -z "$expect" ] || [ -z "$kind" ] || [ -z "$ranks" ]; then
+        echo "not ok $i - $name: header lacks expect=, kind= or ranks="
+        echo "? ? error" >"$out/$name.res"
+        return
+    fi
+    # shellcheck disable=SC2086
+    if ! "$BUILD/bin/rmacheck-cc" -O1 -I$dir -o "$out/$name" "$c" $extra >"$out/$name.build" 2>&1; then
+        echo "not ok $i - $name: rmacheck-cc failed"; sed 's/^/# /' "$out/$name.build" | tail -5
+        echo "$kind $expect error" >"$out/$name.res"
+        return
+    fi
+    # shellcheck disable=SC2086
+    timeout -k 5 120 "$BUILD/bin/rmacheck" --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
+        "$out/$name" >"$out/$name.out" 2>&1
+    rc=$?
+    got=$(sed -n 's/^rmacheck: hazard \([a-z-]*\):.*/\1/p' "$out/$name.out" | sort -u | tr '\n' ' ')
+    verdict=""
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+        echo "not ok $i - $name: rmacheck exited $rc"; sed 's/^/# /' "$out/$name.out" | tail -20
+        echo "$kind $expect error" >"$out/$name.res"
+        return
+    fi
+    if [ "$expect" = hazard ]; then
+        case " $got" in
+        *" $kind "*) verdict=flagged ;;
+        *) verdict=missed ;;
+        esac
+    else
+        if [ "$rc" -eq 0 ]; then verdict=clean; else verdict=false-alarm; fi
+    fi
+    echo "$kind $expect $verdict" >"$out/$name.res"
+    case $verdict in
+    flagged | clean) echo "ok $i - $name: $expect $kind -> $verdict" ;;
+    *) echo "not ok $i - $name: $expect $kind -> $verdict (reported: ${got:-nothing})"
+       sed 's/^/# /' "$out/$name.out" | tail -20 ;;
+    esac
+}
+
+# JOBS cases at a time (default 2: the corpus is launch-bound, not CPU-bound); the TAP lines
+# and results are gathered in corpus order afterwards.
+jobs=${JOBS:-2}
+running=0
+for c in $cases; do
+    i=$((i + 1))
+    rm -f "$out/$(basename "$c" .c).res"
+    run_one "$i" "$c" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+        wait
+        running=0
+    fi
+done
+wait
+for c in $cases; do
+    name=$(basename "$c" .c)
+    cat "$out/$name.tap"
+    if [ -f "$out/$name.res" ]; then cat "$out/$name.res"; else echo "? ? error"; fi >>"$res"
+done
+# The table, precision and recall over the whole corpus.
+awk -v n=$((n + 1)) '
+{ c[$1]++; if ($2 == "hazard") { h[$1]++; if ($3 == "flagged") f[$1]++; else m[$1]++ }
+  else { s[$1]++; if ($3 != "clean") fa[$1]++ } }
+END {
+  printf "# %-18s %6s %7s %7s %7s %12s\n", "kind", "cases", "hazard", "flagged", "missed", "false-alarms"
+  for (k in c) { printf "# %-18s %6d %7d %7d %7d %12d\n", k, c[k], h[k], f[k], m[k], fa[k];
+    tf += f[k]; tm += m[k]; tfa += fa[k]; tc += c[k] }
+  p = (tf + tfa) ? tf / (tf + tfa) : 1; r = (tf + tm) ? tf / (tf + tm) : 1
+  printf "# total %d cases: precision %.2f recall %.2f\n", tc, p, r
+  if (p == 1 && r == 1) printf "ok %d - corpus precision %.2f recall %.2f\n", n, p, r
+  else printf "not ok %d - corpus precision %.2f recall %.2f (both must be 1.00)\n", n, p, r
+}' "$res"
