@@ -9,6 +9,7 @@
 #define NBRMA_CONF_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -35,6 +36,49 @@ static inline void conf_init(int *argc, char ***argv, int min_procs)
         MPI_Finalize();
         exit(0);
     }
+}
+
+/* The threaded programs' start: MPI_Init_thread(MPI_THREAD_MULTIPLE) + TAP, and their one option
+ * "--iters N" (returned; `iters` when absent). A bad option exits 2 with a message naming it;
+ * without MPI_THREAD_MULTIPLE or with fewer than 2 ranks the program is skipped (exit 0). */
+static inline int conf_init_threads(int *argc, char ***argv, const char *prog, int iters)
+{
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    tap_init(MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &conf_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &conf_size);
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp((*argv)[i], "--iters") && i + 1 < *argc && atoi((*argv)[i + 1]) > 0) {
+            iters = atoi((*argv)[++i]);
+        } else {
+            if (conf_rank == 0)
+                fprintf(stderr, "%s: unknown option '%s' (--iters N)\n", prog, (*argv)[i]);
+            MPI_Finalize();
+            exit(2);
+        }
+    }
+    if (provided < MPI_THREAD_MULTIPLE || conf_size < 2) {
+        if (conf_rank == 0)
+            printf("1..0 # SKIP needs MPI_THREAD_MULTIPLE (provided %d) and 2 ranks\n",
+                   provided);
+        MPI_Finalize();
+        exit(0);
+    }
+    return iters;
+}
+
+/* Runs fn on n threads, thread i with &args[i * size], and joins them. */
+static inline void conf_run_threads(void *(*fn)(void *), void *args, size_t size, int n)
+{
+    pthread_t th[64];
+    if (n > 64)
+        tap_bail_out("conf_run_threads: %d threads, at most 64", n);
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&th[i], NULL, fn, (char *)args + (size_t)i * size) != 0)
+            tap_bail_out("pthread_create failed");
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* tap_done + MPI_Finalize; main returns this. */

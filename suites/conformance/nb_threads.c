@@ -62,42 +62,12 @@ static void *fence_epochs(void *arg)
     return NULL;
 }
 
-static void run_threads(void *(*fn)(void *), thr_t *t)
-{
-    pthread_t th[NT];
-    for (int i = 0; i < NT; i++)
-        if (pthread_create(&th[i], NULL, fn, &t[i]) != 0)
-            tap_bail_out("pthread_create failed");
-    for (int i = 0; i < NT; i++)
-        pthread_join(th[i], NULL);
-}
-
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    tap_init(MPI_COMM_WORLD);
-    MPI_Comm_rank(MPI_COMM_WORLD, &conf_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &conf_size);
+    iters = conf_init_threads(&argc, &argv, "nb_threads", iters);
+    iters = (iters + BATCH - 1) / BATCH * BATCH;
     MPI_Comm_dup(MPI_COMM_WORLD, &nbt_comm);
     MPI_Comm_group(MPI_COMM_WORLD, &nbt_world);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--iters") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-            iters = (atoi(argv[++i]) + BATCH - 1) / BATCH * BATCH;
-        } else {
-            if (conf_rank == 0)
-                fprintf(stderr, "nb_threads: unknown option '%s' (--iters N)\n", argv[i]);
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    if (provided < MPI_THREAD_MULTIPLE || conf_size < 2) {
-        if (conf_rank == 0)
-            printf("1..0 # SKIP needs MPI_THREAD_MULTIPLE (provided %d) and 2 ranks\n",
-                   provided);
-        MPI_Finalize();
-        return 0;
-    }
     thr_t t[NT];
     memset(t, 0, sizeof t);
     for (int i = 0; i < NT; i++) {
@@ -107,7 +77,7 @@ int main(int argc, char **argv)
         memset(t[i].base, 0, 4 * sizeof(int64_t));
     }
     nbt_barrier();
-    run_threads(lock_epochs, t);
+    conf_run_threads(lock_epochs, t, sizeof *t, NT);
     nbt_barrier();
     int lost = 0, bad = 0;
     for (int i = 0; i < NT; i++) {
@@ -118,7 +88,7 @@ int main(int argc, char **argv)
     tap_is_long(bad, 0, "%d threads x %d queued lock epochs: every MPI_Waitall succeeds", NT,
                 iters);
     tap_is_long(lost, 0, "every accumulate of every thread landed");
-    run_threads(fence_epochs, t);
+    conf_run_threads(fence_epochs, t, sizeof *t, NT);
     bad = 0;
     for (int i = 0; i < NT; i++)
         bad += t[i].bad;

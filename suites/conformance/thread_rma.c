@@ -86,40 +86,9 @@ static void *churn(void *arg)
     return NULL;
 }
 
-static void run_threads(void *(*fn)(void *), thr_t *t)
-{
-    pthread_t th[NT];
-    for (int i = 0; i < NT; i++)
-        if (pthread_create(&th[i], NULL, fn, &t[i]) != 0)
-            tap_bail_out("pthread_create failed");
-    for (int i = 0; i < NT; i++)
-        pthread_join(th[i], NULL);
-}
-
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    tap_init(MPI_COMM_WORLD);
-    MPI_Comm_rank(MPI_COMM_WORLD, &conf_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &conf_size);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--iters") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-            iters = atoi(argv[++i]);
-        } else {
-            if (conf_rank == 0)
-                fprintf(stderr, "thread_rma: unknown option '%s' (--iters N)\n", argv[i]);
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    if (provided < MPI_THREAD_MULTIPLE || conf_size < 2) {
-        if (conf_rank == 0)
-            printf("1..0 # SKIP needs MPI_THREAD_MULTIPLE (provided %d) and 2 ranks\n",
-                   provided);
-        MPI_Finalize();
-        return 0;
-    }
+    iters = conf_init_threads(&argc, &argv, "thread_rma", iters);
     thr_t t[NT];
     memset(t, 0, sizeof t);
 
@@ -133,7 +102,7 @@ int main(int argc, char **argv)
         MPI_Win_unlock(conf_rank, t[i].win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    run_threads(own_window, t);
+    conf_run_threads(own_window, t, sizeof *t, NT);
     MPI_Barrier(MPI_COMM_WORLD);
     int lost = 0, stale = 0;
     for (int i = 0; i < NT; i++) {
@@ -162,7 +131,7 @@ int main(int argc, char **argv)
         t[i].win = win;
         t[i].id = i;
     }
-    run_threads(shared_window, t);
+    conf_run_threads(shared_window, t, sizeof *t, NT);
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_SHARED, conf_rank, 0, win);
@@ -188,7 +157,7 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &t[i].comm);
         t[i].lost = 0;
     }
-    run_threads(churn, t);
+    conf_run_threads(churn, t, sizeof *t, NT);
     lost = 0;
     for (int i = 0; i < NT; i++) {
         lost += t[i].lost;
