@@ -358,6 +358,9 @@ int nbr_err_raise(MPI_Win win, int code);
 /* ---- waiting and progress (progress.c) ------------------------------------------------------- */
 
 void nbr_progress(void);
+void nbr_vendor_progress(void); /* run the vendor's progress engine once (MPI-3.1 §3.5) */
+void nbr_progress_init(void);     /* after MPI_Init: the probe's private communicator */
+void nbr_progress_finalize(void);
 int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
 /* A request already complete (R-variants, epoch openings): a generalized request. */

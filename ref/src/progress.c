@@ -11,6 +11,7 @@
  * MPI_Waitall waits for its requests one after the other (MPI_Request_get_status on the first
  * one not complete yet), so a wait for n requests costs O(n) tests in all, not O(n) per poll;
  * then one PMPI_Waitall, which finds them all complete, returns the statuses. */
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,49 @@
 
 /* Until a window tells us whether its node is oversubscribed, yield early (the safe choice). */
 long nbr_spin = 100;
+
+/* MPI-3.1 §3.5 (progress): a process blocked in any MPI call keeps its pending point-to-point
+ * and collective communication moving. Our waits poll our own state (shared memory), so a wait
+ * that made no call into the vendor MPI would starve the caller's other communication — and
+ * deadlock a peer whose MPI_Send or collective needs it (suites/conformance/sync_progress). A
+ * probe runs the vendor's progress engine (MPICH and Open MPI alike); it goes to a private
+ * duplicate of MPI_COMM_WORLD, made at initialization, so it can match nothing of the
+ * application's (a duplicate of MPI_COMM_SELF would not do: MPICH serves a probe on a
+ * one-process communicator without running its progress engine). Not from the progress thread
+ * unless the vendor gave MPI_THREAD_MULTIPLE. */
+static MPI_Comm poke_comm = MPI_COMM_NULL;
+
+void nbr_progress_init(void)
+{
+    MPI_Comm c;
+    MPI_Request r;
+    if (PMPI_Comm_idup(MPI_COMM_WORLD, &c, &r) != MPI_SUCCESS)
+        return; /* then the probes go to MPI_COMM_WORLD (they match nothing either way) */
+    if (nbr_wait_req(&r) != MPI_SUCCESS)
+        return;
+    if (PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
+        (void)PMPI_Comm_free(&c);
+        return;
+    }
+    poke_comm = c;
+}
+
+void nbr_progress_finalize(void)
+{
+    if (poke_comm != MPI_COMM_NULL && PMPI_Comm_free(&poke_comm) != MPI_SUCCESS)
+        poke_comm = MPI_COMM_NULL; /* freed by MPI_Finalize anyway */
+}
+
+void nbr_vendor_progress(void)
+{
+    if (nbr_in_progress_thread() && nbr_thread_level != MPI_THREAD_MULTIPLE)
+        return;
+    int flag = 0;
+    MPI_Comm c = poke_comm != MPI_COMM_NULL ? poke_comm : MPI_COMM_WORLD;
+    /* an error (none is expected) only loses one poke: the wait loop polls again */
+    if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return;
+}
 
 int nbr_wait_req(MPI_Request *req)
 {

@@ -243,6 +243,7 @@ int nbr_req_wait(nbr_req_t *r)
         nbr_progress();
         if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
             break;
+        nbr_vendor_progress(); /* the caller's other communication moves meanwhile */
         nbr_wait_step(&spins);
     }
     return r->err;

@@ -77,6 +77,7 @@ static void thread_init(int provided)
     nbr_thread_level = provided;
     if (provided == MPI_THREAD_MULTIPLE)
         nbr_locking = 1;
+    nbr_progress_init();
 }
 
 NBR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
@@ -98,6 +99,7 @@ NBR_API int MPI_Init(int *argc, char ***argv)
 NBR_API int MPI_Finalize(void)
 {
     nbr_arena_finalize(); /* peers mapped what they need: the names can go */
+    nbr_progress_finalize();
     return PMPI_Finalize();
 }
 

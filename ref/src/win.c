@@ -886,8 +886,10 @@ static void free_barrier(nbr_win_t *w)
     __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, w->t[w->rank].inc, __ATOMIC_RELEASE);
     long spins = 0;
     for (int r = 0; r < w->size; r++)
-        while (__atomic_load_n(&nbr_ctl_hdr(w->t[r].ctl)->freed, __ATOMIC_ACQUIRE) < w->t[r].inc)
+        while (__atomic_load_n(&nbr_ctl_hdr(w->t[r].ctl)->freed, __ATOMIC_ACQUIRE) < w->t[r].inc) {
+            nbr_vendor_progress();
             nbr_wait_step(&spins);
+        }
 }
 
 /* Freeing needs every epoch closed and complete (MPI-3.1 §11.2.5); a nonblocking epoch whose
