@@ -2,7 +2,7 @@
 """rmacheck — run an MPI program and report the memory-consistency hazards of its one-sided
 communication (docs/rmacheck.md).
 
-    rmacheck [--json FILE] [--keep] -- <launcher> -n N ./prog args
+    rmacheck [--json FILE] [--keep] [--preload LIB]... -- <launcher> -n N ./prog args
 
 The program runs with librmacheck.so preloaded (MPI wrappers; load/store hooks when it was built
 with rmacheck-cc). Every rank logs its RMA calls, synchronization, and accesses to window memory
@@ -11,6 +11,11 @@ logs are analyzed here: epochs are replayed per rank (kind epoch-misuse), and pa
 overlapping target bytes are checked for an ordering by the vector clocks the runtime recorded
 (kinds conflicting-rma, rma-vs-local), the origin-buffer hazards the runtime detected online are
 reported (origin-buffer), and nonblocking epochs and reorder flags refine both (nonblocking-epoch).
+
+--preload LIB puts LIB before the runtime in the program's LD_PRELOAD (and only the program's):
+a sanitizer runtime must be the first library of a process whose libraries are sanitized, e.g.
+a program linked with an AddressSanitizer build of libnbrma (--preload "$(gcc
+-print-file-name=libasan.so)").
 
 Exit status: 0 no hazard, 1 hazards reported, 2 rmacheck's own error.
 """
@@ -153,7 +158,7 @@ class Win:
 class Op:
     __slots__ = ("ev", "win", "call", "target", "ranges", "write", "read", "acc", "atype",
                  "comp", "lcomp", "epoch", "epoch_no", "approx", "req", "nbclose", "start_ev",
-                 "post_ev")
+                 "post_ev", "after", "comp2")
 
     def is_write(self):
         return self.write
@@ -230,7 +235,8 @@ class Analysis:
             if g not in st:
                 st[g] = {"fence": False, "nosucceed": False, "fence_no": 0, "locks": {},
                          "lock_all": None, "start": None, "post": None, "pending": [],
-                         "epoch_no": 0, "fence_ops": 0, "last_close": None}
+                         "epoch_no": 0, "fence_ops": 0, "last_close": None,
+                         "closing": [], "after": [], "unclocked": []}
             return st[g]
 
         for pos, line in enumerate(lines):
@@ -283,6 +289,11 @@ class Analysis:
                 h = p[4]
                 if h in reqs:
                     data = reqs.pop(h)
+                    if data[0] == "close" and len(data) > 4:
+                        data[4]["ev"] = ev
+                        cl = state(data[1])["closing"]
+                        if data[4] in cl:
+                            cl.remove(data[4])
                     if data[0] == "op":
                         op = data[1]
                         op.lcomp = ev
@@ -328,9 +339,10 @@ class Analysis:
         else:
             op.write = op.acc != "no_op"
             op.read = op.call not in ("MPI_Accumulate", "MPI_Raccumulate")
-        op.comp = op.lcomp = None
+        op.comp = op.lcomp = op.comp2 = None
         op.req = p[10] if p[10] != "-" else None
         op.nbclose = None
+        op.after = s["after"]
         op.start_ev = s["start"][1] if s["start"] is not None else None
         op.post_ev = None
         # the epoch this operation belongs to
@@ -397,12 +409,32 @@ class Analysis:
         def close(target, remote=True):
             if nb and req:
                 covered = [op for op in s["pending"] if target is None or op.target == target]
+                token = {"ev": None}
+                if base != "MPI_Win_flush":
+                    s["closing"].append(token)
                 for op in covered:
                     op.nbclose = ev
-                reqs[req] = ("close", gid, covered, remote)
+                    # MPIX_Win_icomplete sends the origin's clock to the targets at the call
+                    # (their wait joins it), as MPI_Win_complete does on return: the call is
+                    # the remote completion point, the request's completion the local one.
+                    # MPIX_Win_ifence likewise starts its clock exchange at the call.
+                    if remote and base in ("MPI_Win_complete", "MPI_Win_fence") and op.comp is None:
+                        op.comp = ev
+                reqs[req] = ("close", gid, covered, remote, token)
+                if remote and base not in ("MPI_Win_complete", "MPI_Win_fence"):
+                    s["unclocked"].extend(covered)
                 s["pending"] = [op for op in s["pending"] if op not in covered] if remote else s["pending"]
             else:
                 self.complete(s, ev, target, remote)
+
+        def opened():
+            # A deferred access epoch activates after the epochs still closing when it was
+            # opened have completed (000 §VII), unless MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER lets
+            # it pass them: their completion events order it.
+            if self.wins[gid].flags.get(r, 0) & FLAG_AAAR:
+                s["after"] = []
+            else:
+                s["after"] = list(s["closing"])
 
         if nb and req and base == "MPI_Win_wait":
             reqs[req] = ("close", gid, [], False)
@@ -411,6 +443,15 @@ class Analysis:
                                        "MPI_Win_flush_local_all", "MPI_Win_fence",
                                        "MPI_Win_complete"):
             reqs[req] = ("other", gid, [], False)
+        if base in ("MPI_Win_fence", "MPI_Win_complete") and s["unclocked"]:
+            # Operations an earlier nonblocking unlock closed complete before this epoch
+            # activates (without the reorder flag), hence before this call's clock, shipped to
+            # the other ranks, is joined by their fence or wait completion.
+            if not self.wins[gid].flags.get(r, 0) & FLAG_AAAR:
+                for op in s["unclocked"]:
+                    if op.comp2 is None:
+                        op.comp2 = ev
+            s["unclocked"] = []
         if base == "MPI_Win_fence":
             if a1 & MODE_NOPRECEDE and s["fence_ops"] > 0:
                 self.misuse(ev, gid, "MPI_Win_fence(MPI_MODE_NOPRECEDE) after %d RMA operations"
@@ -418,6 +459,7 @@ class Analysis:
             close(None)
             s["fence_no"] += 1
             s["fence_ops"] = 0
+            opened()
             self.fence_asserts.setdefault((gid, s["fence_no"]), {})[r] = a1
             s["fence"] = not (a1 & MODE_NOSUCCEED)
             s["nosucceed"] = bool(a1 & MODE_NOSUCCEED)
@@ -427,12 +469,14 @@ class Analysis:
                             " (nested lock)" % (call, t))
             s["epoch_no"] += 1
             s["locks"][t] = (a2 == 1, ev, s["epoch_no"])
+            opened()
             s["nosucceed"] = False
         elif base == "MPI_Win_lock_all":
             if s["locks"] or s["lock_all"] is not None:
                 self.misuse(ev, gid, "%s while a lock epoch is already open (nested lock)" % call)
             s["epoch_no"] += 1
             s["lock_all"] = (ev, s["epoch_no"])
+            opened()
             s["nosucceed"] = False
         elif base == "MPI_Win_unlock":
             if t not in s["locks"]:
@@ -459,6 +503,7 @@ class Analysis:
                 self.misuse(ev, gid, "%s while an access epoch from MPI_Win_start is open" % call)
             s["epoch_no"] += 1
             s["start"] = (grp, ev, s["epoch_no"])
+            opened()
             for tt in grp:
                 self.starts.setdefault((gid, r, tt), []).append(ev)
             s["nosucceed"] = False
@@ -538,10 +583,28 @@ class Analysis:
         return l.ev.f[2] if len(l.ev.f) > 2 else -1
 
     # -- pairs
-    def ordered(self, x, y):
-        if x.comp is not None and hb(x.comp, y.ev):
+    @staticmethod
+    def done_before(x, e):
+        """x completed at its target before event e. A nonblocking fence or complete ships the
+        origin's clock at the call, so the call orders events of other ranks after the matching
+        completion there; on the origin's own rank only the request's completion does."""
+        if e is None:
+            return False
+        if x.comp2 is not None and e.rank != x.comp2.rank and hb(x.comp2, e):
             return True
-        if y.comp is not None and hb(y.comp, x.ev):
+        c = x.comp
+        if c is None:
+            return False
+        if c is x.nbclose and e.rank == c.rank:
+            c = x.lcomp
+            if c is None:
+                return False
+        return hb(c, e)
+
+    def ordered(self, x, y):
+        if self.done_before(x, y.ev):
+            return True
+        if self.done_before(y, x.ev):
             return True
         ex, ey = x.epoch_no, y.epoch_no
         # exclusive locks (or a lock_all against an exclusive lock) exclude each other
@@ -549,10 +612,14 @@ class Analysis:
             if (ex[0] == "lock" and ex[2]) or (ey[0] == "lock" and ey[2]):
                 return True
         # post -> start: what happened before the target's post precedes the epoch it opened
-        if y.post_ev is not None and x.comp is not None and hb(x.comp, y.post_ev):
+        if y.post_ev is not None and self.done_before(x, y.post_ev):
             return True
-        if x.post_ev is not None and y.comp is not None and hb(y.comp, x.post_ev):
+        if x.post_ev is not None and self.done_before(y, x.post_ev):
             return True
+        # an epoch deferred behind closing ones starts after they completed
+        for a, b in ((x, y), (y, x)):
+            if any(self.done_before(b, tk["ev"]) for tk in a.after):
+                return True
         # exposure epochs of one target run in order unless E_A_E_R lets them overlap
         if (x.post_ev is not None and y.post_ev is not None and x.post_ev is not y.post_ev and
                 not self.wins[x.win].flags.get(x.target, 0) & FLAG_EAER):
@@ -620,13 +687,14 @@ class Analysis:
                     continue
                 if not (l.write or x.write):
                     continue
-                if x.comp is not None and (hb(x.comp, l.ev) if x.comp.rank != l.ev.rank
-                                           else x.comp.pos < l.ev.pos):
+                if self.done_before(x, l.ev):
                     continue
                 if hb_ls(l.ev, x.ev):
                     continue
                 if x.post_ev is not None and hb_ls(l.ev, x.post_ev):
                     continue  # before the post that exposed the window to x's epoch
+                if any(tk["ev"] is not None and hb_ls(l.ev, tk["ev"]) for tk in x.after):
+                    continue  # before the completion x's deferred epoch waited for
                 lx = l.ev.f[0]
                 ex = x.epoch_no
                 if x.ev.rank != l.ev.rank and lx is not None and ex[0] in ("lock", "lock_all") and (
@@ -655,6 +723,7 @@ class Analysis:
 def main(argv):
     json_out = None
     keep = False
+    first = []
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
@@ -669,6 +738,18 @@ def main(argv):
         elif a == "--keep":
             keep = True
             i += 1
+        elif a == "--preload" or a.startswith("--preload="):
+            if "=" in a:
+                lib = a.split("=", 1)[1]
+                i += 1
+            elif i + 1 >= len(argv):
+                die("--preload needs a library")
+            else:
+                lib = argv[i + 1]
+                i += 2
+            if not os.path.isfile(lib):
+                die("--preload: no library '%s'" % lib)
+            first.append(os.path.abspath(lib))
         elif a in ("-h", "--help"):
             print(__doc__)
             return 0
@@ -684,7 +765,7 @@ def main(argv):
     d = tempfile.mkdtemp(prefix="rmacheck.", dir=shm)
     env = dict(os.environ)
     env["RMACHECK_DIR"] = d
-    env["LD_PRELOAD"] = rt + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    env["LD_PRELOAD"] = " ".join(first + [rt] + env.get("LD_PRELOAD", "").split())
     try:
         try:
             proc = subprocess.run(cmd, env=env)

@@ -17,6 +17,9 @@ n=$(echo "$cases" | wc -w)
 echo "1..$((n + 1))"
 i=0
 res=$out/results.txt
+# A sanitized build (SAN=1) links libnbrma with ASan, whose runtime must come first in a process:
+# the cases that use libnbrma get it preloaded before rmacheck's runtime.
+asan=$(ldd "$BUILD/lib/libnbrma.so" 2>/dev/null | awk '/libasan/ {print $3; exit}')
 : >"$res"
 run_one() {
     i=$1 c=$2
@@ -26,8 +29,9 @@ run_one() {
     expect=$(echo "$hdr" | sed -n 's/.*expect=\([a-z]*\).*/\1/p')
     kind=$(echo "$hdr" | sed -n 's/.*kind=\([a-z-]*\).*/\1/p')
     ranks=$(echo "$hdr" | sed -n 's/.*ranks=\([0-9]*\).*/\1/p')
-    extra=""
-    case $hdr in *lib=nbrma*) extra="-Iref/include -L$BUILD/lib -Wl,--no-as-needed -lnbrma -Wl,-rpath,$top/$BUILD/lib" ;; esac
+    extra="" pre=""
+    case $hdr in *lib=nbrma*) extra="-Iref/include -L$BUILD/lib -Wl,--no-as-needed -lnbrma -Wl,-rpath,$top/$BUILD/lib"
+        pre=$asan ;; esac
     if [ -z "$expect" ] || [ -z "$kind" ] || [ -z "$ranks" ]; then
         echo "not ok $i - $name: header lacks expect=, kind= or ranks="
         echo "? ? error" >"$out/$name.res"
@@ -40,7 +44,7 @@ run_one() {
         return
     fi
     # shellcheck disable=SC2086
-    timeout -k 5 120 "$BUILD/bin/rmacheck" --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
+    timeout -k 5 120 "$BUILD/bin/rmacheck" ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
         "$out/$name" >"$out/$name.out" 2>&1
     rc=$?
     got=$(sed -n 's/^rmacheck: hazard \([a-z-]*\):.*/\1/p' "$out/$name.out" | sort -u | tr '\n' ' ')

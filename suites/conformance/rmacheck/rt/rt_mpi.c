@@ -61,6 +61,14 @@ typedef struct {
     int target;        /* comm rank or -1 */
     MPI_Request vcreq;
     uint64_t *vcbuf;
+    /* Taken when a nonblocking epoch-closing call is made, since later epochs of the window may
+     * begin before its request completes: icomplete's start group and the post clocks its
+     * istart is receiving, iwait's post group. */
+    int *grp;
+    int ngrp;
+    MPI_Request *prq;
+    uint64_t *pvc;
+    int nprq;
 } rc_req_t;
 static rc_req_t *reqs;
 static int nreqs, capreqs;
@@ -190,13 +198,27 @@ static int wworld(int widx, int r)
     return wins[widx].world[r];
 }
 
+/* The runtime never blocks inside the vendor MPI (oversubscribed nodes: MPICH's blocking calls
+ * spin and starve the peer they wait for): every wait is a test loop that yields the core. The
+ * test is the next library's MPI_Test, not PMPI_Test: under libnbrma that also drives its
+ * progress engine, which a peer may need from this rank before it can reach the collective or
+ * send the message waited for (a deferred MPIX_Win_icomplete, say). */
+static int rc_wait(MPI_Request *r)
+{
+    NEXT(MPI_Test);
+    int done = 0, rc;
+    while ((rc = next_MPI_Test(r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        sched_yield();
+    return rc;
+}
+
 static void sends_progress(int wait_all)
 {
     int k = 0;
     for (int i = 0; i < nsends; i++) {
         int done = 0;
         if (wait_all) {
-            PMPI_Wait(&sends[i].r, MPI_STATUS_IGNORE);
+            rc_wait(&sends[i].r);
             done = 1;
         } else {
             PMPI_Test(&sends[i].r, &done, MPI_STATUS_IGNORE);
@@ -237,7 +259,9 @@ static void recv_vc(int src, int tag, MPI_Comm comm)
     uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
     if (!b)
         return;
-    if (PMPI_Recv(b, rc_wsize, MPI_UINT64_T, src, tag, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+    MPI_Request r;
+    if (PMPI_Irecv(b, rc_wsize, MPI_UINT64_T, src, tag, comm, &r) == MPI_SUCCESS &&
+        rc_wait(&r) == MPI_SUCCESS)
         rc_vc_join(b);
     free(b);
 }
@@ -262,7 +286,7 @@ static void post_recv_start(rc_win_t *W)
 static void post_recv_finish(rc_win_t *W)
 {
     for (int i = 0; i < W->npostrq; i++)
-        if (PMPI_Wait(&W->postrq[i], MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        if (rc_wait(&W->postrq[i]) == MPI_SUCCESS)
             rc_vc_join(W->postvc + (size_t)i * (size_t)rc_wsize);
     W->npostrq = 0;
 }
@@ -273,13 +297,41 @@ static void allreduce_vc(MPI_Comm comm)
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
     rc_flush_pending();
-    PMPI_Allreduce(MPI_IN_PLACE, rc_vc_ptr(), rc_wsize, MPI_UINT64_T, MPI_MAX, comm);
+    MPI_Request r;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, rc_vc_ptr(), rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &r) ==
+        MPI_SUCCESS)
+        rc_wait(&r);
+}
+
+static void req_drop(rc_req_t *e)
+{
+    if (e->vcreq != MPI_REQUEST_NULL)
+        rc_wait(&e->vcreq); /* every member started that allreduce: it completes */
+    for (int i = 0; i < e->nprq; i++)
+        rc_wait(&e->prq[i]); /* the targets sent their post clocks when they posted */
+    /* a stale MPIX_Win_iwait completed: its origins sent their complete clocks; consume them */
+    if (e->grp && e->widx >= 0 && wins[e->widx].used)
+        for (int i = 0; i < e->ngrp; i++)
+            recv_vc(e->grp[i], TAG_COMPLETE, wins[e->widx].shadow);
+    free(e->vcbuf);
+    free(e->grp);
+    free(e->prq);
+    free(e->pvc);
 }
 
 static void req_track(MPI_Request r, int widx, int sync, const char *call, int target)
 {
     if (r == MPI_REQUEST_NULL)
         return;
+    /* MPI hands out a handle again only once the request it named is gone: an entry with this
+     * handle is one whose completion we did not see (MPI_Request_free, a completion inside the
+     * library). Drop it, or its call would be logged at this request's completion. */
+    for (int i = 0; i < nreqs; i++)
+        if (reqs[i].req == r) {
+            req_drop(&reqs[i]);
+            reqs[i] = reqs[--nreqs];
+            break;
+        }
     if (nreqs == capreqs) {
         int nc = capreqs ? 2 * capreqs : 64;
         rc_req_t *p = realloc(reqs, (size_t)nc * sizeof *p);
@@ -291,11 +343,68 @@ static void req_track(MPI_Request r, int widx, int sync, const char *call, int t
     rc_req_t *e = &reqs[nreqs++];
     e->vcreq = MPI_REQUEST_NULL;
     e->vcbuf = NULL;
+    e->grp = NULL;
+    e->ngrp = 0;
+    e->prq = NULL;
+    e->pvc = NULL;
+    e->nprq = 0;
     e->req = r;
     e->widx = widx;
     e->sync = sync;
     e->target = target;
     snprintf(e->call, sizeof e->call, "%s", call);
+}
+
+static int *ints_dup(const int *a, int n)
+{
+    int *b = malloc((size_t)(n > 0 ? n : 1) * sizeof *b);
+    if (b && n > 0)
+        memcpy(b, a, (size_t)n * sizeof *b);
+    return b;
+}
+
+/* What a nonblocking closing call must remember (see rc_req_t); the fence's clock exchange starts
+ * at the call, when every member makes its calls in the same order, and joins at completion. */
+static void req_take_epoch(MPI_Request r, int widx, const char *call)
+{
+    if (nreqs == 0 || reqs[nreqs - 1].req != r)
+        return;
+    rc_req_t *e = &reqs[nreqs - 1];
+    rc_win_t *W = &wins[widx];
+    if (strcmp(call, "MPIX_Win_icomplete") == 0) {
+        /* The clock goes to the targets now: waiting for this request to complete before sending
+         * it would deadlock a program whose ranks poll MPI_Win_test before waiting on their
+         * icomplete (the targets' wait completes only after every origin called complete, and
+         * joins the clock then). rmacheck.py takes this call as the operations' completion. */
+        for (int i = 0; i < W->nstart; i++)
+            send_vc(W->start[i], TAG_COMPLETE, W->shadow);
+        W->nstart = 0;
+        e->prq = W->postrq;
+        e->pvc = W->postvc;
+        e->nprq = W->npostrq;
+        W->postrq = NULL;
+        W->postvc = NULL;
+        W->npostrq = 0;
+    } else if (strcmp(call, "MPIX_Win_iwait") == 0) {
+        e->grp = ints_dup(W->post, W->npost);
+        e->ngrp = e->grp ? W->npost : 0;
+    } else if (strcmp(call, "MPIX_Win_ifence") == 0) {
+        int inter = 0;
+        if (PMPI_Comm_test_inter(W->shadow, &inter) != MPI_SUCCESS || inter)
+            return;
+        rc_flush_pending();
+        uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+        if (!b)
+            return;
+        memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
+        if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, W->shadow,
+                            &e->vcreq) != MPI_SUCCESS) {
+            free(b);
+            e->vcreq = MPI_REQUEST_NULL;
+            return;
+        }
+        e->vcbuf = b;
+    }
 }
 
 /* Comm-relative group members, as window comm ranks. Returns count; *out malloc'd. */
@@ -653,13 +762,20 @@ static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int
     free(in);
     /* A global id: the lowest world rank of the window and a counter agreed on by all. */
     long cnt[2] = {-win_counter - 1, rc_wrank};
-    PMPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_MIN, W->shadow);
+    MPI_Request cr;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_MIN, W->shadow, &cr) != MPI_SUCCESS ||
+        rc_wait(&cr) != MPI_SUCCESS)
+        cnt[1] = rc_wrank; /* the id stays local: still unique per rank */
     win_counter = -cnt[0];
     snprintf(W->gid, sizeof W->gid, "w%ld.%ld", cnt[1], win_counter);
     W->win = w;
     W->used = 1;
     uintptr_t mine = (uintptr_t)base;
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, bases, sizeof mine, MPI_BYTE, W->shadow);
+    MPI_Request gr;
+    if (PMPI_Iallgather(&mine, sizeof mine, MPI_BYTE, bases, sizeof mine, MPI_BYTE, W->shadow,
+                        &gr) != MPI_SUCCESS ||
+        rc_wait(&gr) != MPI_SUCCESS)
+        memset(bases, 0, (size_t)W->n * sizeof *bases);
     int flags = info_flag(info, "MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER", "MPIX_A_A_A_R") |
                 info_flag(info, "MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER", "MPIX_A_A_E_R") << 1 |
                 info_flag(info, "MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", "MPIX_E_A_E_R") << 2 |
@@ -781,6 +897,15 @@ int MPI_Win_free(MPI_Win *win)
 /* ---- communication calls ------------------------------------------------------------------ */
 
 /* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls. */
+/* count elements of t in bytes; -1 when the type cannot be asked (then assumed non-empty) */
+static long type_bytes(MPI_Datatype t, int count)
+{
+    int size;
+    if (count < 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size == MPI_UNDEFINED)
+        return -1;
+    return (long)count * (long)size;
+}
+
 static void op_record(const char *call, int widx, int target, MPI_Aint disp, int tcount,
                       MPI_Datatype ttype, const void *obuf, int ocount, MPI_Datatype otype,
                       const void *res, int rcount, MPI_Datatype rtype, const char *op,
@@ -792,7 +917,12 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
         return;
     b->n = 0;
     b->approx = 0;
-    flat(ttype, tcount, 0, b, 0);
+    /* A call whose origin (or result) side carries no byte moves none (MPI-3.1 §11.3: empty type
+     * signatures match), whatever its target side says: it touches no target byte. */
+    int getlike = strcmp(call, "MPI_Get") == 0 || strcmp(call, "MPI_Rget") == 0 ||
+                  (op && strcmp(op, "no_op") == 0);
+    if (type_bytes(getlike ? rtype : otype, getlike ? rcount : ocount) != 0)
+        flat(ttype, tcount, 0, b, 0);
     int tw = wworld(widx, target);
     rc_tick();
     rc_log("op %s %d %s %d %ld %s %d %s %s %s %s\n", rc_vc(v, sizeof v), widx, call, tw,
@@ -1027,6 +1157,7 @@ int MPI_Win_complete(MPI_Win w)
     sync_record(widx, "MPI_Win_complete", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
     int rc = next_MPI_Win_complete(w);
     RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
+    post_recv_finish(&wins[widx]); /* an MPIX_Win_istart's post clocks */
     if (rc == MPI_SUCCESS) {
         for (int i = 0; i < wins[widx].nstart; i++)
             send_vc(wins[widx].start[i], TAG_COMPLETE, wins[widx].shadow);
@@ -1134,6 +1265,7 @@ int MPI_Win_sync(MPI_Win w)
         GROUP;                                                                                     \
         sync_record(widx, #NAME, TARGET, A1, A2, gs, *req, PC);                                    \
         req_track(*req, widx, 1, #NAME, TARGET);                                                   \
+        req_take_epoch(*req, widx, #NAME);                                                         \
         if (strstr(#NAME, "unlock") || strstr(#NAME, "flush") || strstr(#NAME, "complete") ||     \
             strstr(#NAME, "fence"))                                                                \
             rc_inflight_mark_closing(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1);             \
@@ -1192,16 +1324,41 @@ static void req_done(MPI_Request r)
         /* every member started the clock allreduce with the collective: it completes */
         char v[256];
         rc_flush_pending();
-        if (PMPI_Wait(&e.vcreq, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        if (rc_wait(&e.vcreq) == MPI_SUCCESS)
             rc_vc_join(e.vcbuf);
         free(e.vcbuf);
         rc_tick();
         rc_log("coll %s %s\n", rc_vc(v, sizeof v), e.call);
         return;
     }
-    if (!wins[e.widx].used)
+    if (!wins[e.widx].used) {
+        free(e.grp);
+        free(e.prq);
+        free(e.pvc);
+        free(e.vcbuf);
         return;
+    }
     rc_win_t *W = &wins[e.widx];
+    /* Clocks the completion carries are joined before its event is logged, so the event (and
+     * an epoch a deferred one activates after it) is ordered after what they bring: the other
+     * members' fence calls, the origins' complete calls, the targets' posts. */
+    if (strcmp(e.call, "MPIX_Win_ifence") == 0 && e.vcbuf) {
+        rc_flush_pending();
+        if (rc_wait(&e.vcreq) == MPI_SUCCESS)
+            rc_vc_join(e.vcbuf);
+    } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
+        rc_flush_pending();
+        for (int i = 0; i < e.nprq; i++)
+            if (rc_wait(&e.prq[i]) == MPI_SUCCESS)
+                rc_vc_join(e.pvc + (size_t)i * (size_t)rc_wsize);
+    } else if (strcmp(e.call, "MPIX_Win_iwait") == 0) {
+        for (int i = 0; i < e.ngrp; i++)
+            recv_vc(e.grp[i], TAG_COMPLETE, W->shadow);
+    }
+    free(e.vcbuf);
+    free(e.grp);
+    free(e.prq);
+    free(e.pvc);
     char v[256];
     rc_tick();
     rc_log("rq %s %d %s %s\n", rc_vc(v, sizeof v), e.widx, e.call, req_str(r));
@@ -1212,18 +1369,8 @@ static void req_done(MPI_Request r)
     int tw = e.target >= 0 ? wworld(e.widx, e.target) : -1;
     if (strstr(e.call, "unlock") || strstr(e.call, "flush"))
         RELEASE(e.widx, tw, 0, MPI_REQUEST_NULL);
-    if (strcmp(e.call, "MPIX_Win_ifence") == 0) {
+    if (strcmp(e.call, "MPIX_Win_ifence") == 0 || strcmp(e.call, "MPIX_Win_icomplete") == 0)
         RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
-        allreduce_vc(W->shadow);
-    } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
-        RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
-        post_recv_finish(W);
-        for (int i = 0; i < W->nstart; i++)
-            send_vc(W->start[i], TAG_COMPLETE, W->shadow);
-    } else if (strcmp(e.call, "MPIX_Win_iwait") == 0) {
-        for (int i = 0; i < W->npost; i++)
-            recv_vc(W->post[i], TAG_COMPLETE, W->shadow);
-    }
 }
 
 static int tracked(MPI_Request r)
@@ -1451,7 +1598,7 @@ static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
         reqs[nreqs - 1].vcreq = vr;
         reqs[nreqs - 1].vcbuf = b;
     } else {
-        PMPI_Wait(&vr, MPI_STATUS_IGNORE);
+        rc_wait(&vr);
         free(b);
     }
 }
