@@ -49,6 +49,7 @@ typedef struct {
 } rc_win_t;
 
 static rc_win_t wins[RC_MAXWIN];
+static int to_world(MPI_Comm comm, int r);
 static MPI_Comm wshadow = MPI_COMM_NULL;
 static long win_counter;
 
@@ -56,7 +57,9 @@ typedef struct {
     MPI_Request req;
     int widx;
     int sync;          /* 1: a nonblocking synchronization call, 0: a request-based operation,
-                          2: a nonblocking collective (vcreq carries the clocks) */
+                          2: a nonblocking collective (vcreq carries the clocks),
+                          3: a point-to-point receive (its sender's clock is consumed) */
+    MPI_Comm comm;     /* sync 3: the receive's communicator */
     char call[32];
     int target;        /* comm rank or -1 */
     MPI_Request vcreq;
@@ -343,6 +346,7 @@ static void req_track(MPI_Request r, int widx, int sync, const char *call, int t
     rc_req_t *e = &reqs[nreqs++];
     e->vcreq = MPI_REQUEST_NULL;
     e->vcbuf = NULL;
+    e->comm = MPI_COMM_NULL;
     e->grp = NULL;
     e->ngrp = 0;
     e->prq = NULL;
@@ -1308,7 +1312,7 @@ NBSYNC(MPIX_Win_iflush_local_all, (MPI_Win w, MPI_Request *req), (w, req), -1, 0
 
 /* ---- request completion ------------------------------------------------------------------- */
 
-static void req_done(MPI_Request r)
+static void req_done(MPI_Request r, const MPI_Status *st)
 {
     int k = -1;
     for (int i = 0; i < nreqs; i++)
@@ -1320,6 +1324,23 @@ static void req_done(MPI_Request r)
         return;
     rc_req_t e = reqs[k];
     reqs[k] = reqs[--nreqs];
+    if (e.sync == 3) {
+        /* The sender's clock, sent on the world shadow with the message's tag (p2p_send). A
+         * cancelled receive or one from MPI_PROC_NULL matched no send. */
+        int cancelled = 0;
+        if (st && wshadow != MPI_COMM_NULL && st->MPI_SOURCE != MPI_PROC_NULL &&
+            st->MPI_SOURCE >= 0 && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS &&
+            !cancelled) {
+            int ws = to_world(e.comm, st->MPI_SOURCE);
+            if (ws != MPI_UNDEFINED) {
+                recv_vc(ws, st->MPI_TAG, wshadow);
+                char v[256];
+                rc_tick();
+                rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), ws);
+            }
+        }
+        return;
+    }
     if (e.sync == 2) {
         /* every member started the clock allreduce with the collective: it completes */
         char v[256];
@@ -1381,13 +1402,17 @@ static int tracked(MPI_Request r)
     return 0;
 }
 
+/* The family passes each completed request's status to req_done (a receive needs its source
+ * and tag); where the application ignores statuses, the wrappers ask for them anyway. */
 int MPI_Wait(MPI_Request *r, MPI_Status *st)
 {
     NEXT(MPI_Wait);
     MPI_Request s = *r;
-    int rc = next_MPI_Wait(r, st);
+    MPI_Status own;
+    MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    int rc = next_MPI_Wait(r, use);
     if (rc_active && !rc_inside && tracked(s))
-        req_done(s);
+        req_done(s, rc == MPI_SUCCESS ? use : NULL);
     return rc;
 }
 
@@ -1395,27 +1420,54 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st)
 {
     NEXT(MPI_Test);
     MPI_Request s = *r;
-    int rc = next_MPI_Test(r, flag, st);
+    MPI_Status own;
+    MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    int rc = next_MPI_Test(r, flag, use);
     if (rc_active && !rc_inside && *flag && tracked(s))
-        req_done(s);
+        req_done(s, rc == MPI_SUCCESS ? use : NULL);
     return rc;
 }
 
+/* The handles before the call (completion sets them to MPI_REQUEST_NULL): on the stack up to
+ * 64, else on the heap (FREE_REQS); without memory, only the first 64 are followed. */
 #define SAVE_REQS(n, r)                                                                            \
-    MPI_Request sv_[64];                                                                           \
-    int nsv_ = (n) < 64 ? (n) : 64;                                                                \
+    MPI_Request sv_stack_[64];                                                                     \
+    MPI_Request *sv_ = (n) > 64 ? malloc((size_t)(n) * sizeof *sv_) : NULL;                        \
+    int nsv_ = (n) < 0 ? 0 : (n);                                                                  \
+    if (!sv_) {                                                                                    \
+        sv_ = sv_stack_;                                                                           \
+        nsv_ = nsv_ < 64 ? nsv_ : 64;                                                              \
+    }                                                                                              \
     for (int i_ = 0; i_ < nsv_; i_++)                                                              \
         sv_[i_] = (r)[i_];
+#define FREE_REQS()                                                                                \
+    do {                                                                                           \
+        if (sv_ != sv_stack_)                                                                      \
+            free(sv_);                                                                             \
+    } while (0)
+
+/* statuses for n requests: the caller's, or an array of our own (NULL when out of memory) */
+static MPI_Status *statuses(int n, MPI_Status st[], MPI_Status **own)
+{
+    *own = NULL;
+    if (st != MPI_STATUSES_IGNORE)
+        return st;
+    *own = malloc((size_t)(n > 0 ? n : 1) * sizeof **own);
+    return *own ? *own : MPI_STATUSES_IGNORE;
+}
 
 int MPI_Waitall(int n, MPI_Request r[], MPI_Status st[])
 {
     NEXT(MPI_Waitall);
     SAVE_REQS(n, r);
-    int rc = next_MPI_Waitall(n, r, st);
+    MPI_Status *own, *use = statuses(n, st, &own);
+    int rc = next_MPI_Waitall(n, r, use);
     if (rc_active && !rc_inside)
         for (int i = 0; i < nsv_; i++)
             if (tracked(sv_[i]))
-                req_done(sv_[i]);
+                req_done(sv_[i], rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    free(own);
+    FREE_REQS();
     return rc;
 }
 
@@ -1423,11 +1475,14 @@ int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status st[])
 {
     NEXT(MPI_Testall);
     SAVE_REQS(n, r);
-    int rc = next_MPI_Testall(n, r, flag, st);
+    MPI_Status *own, *use = statuses(n, st, &own);
+    int rc = next_MPI_Testall(n, r, flag, use);
     if (rc_active && !rc_inside && *flag)
         for (int i = 0; i < nsv_; i++)
             if (tracked(sv_[i]))
-                req_done(sv_[i]);
+                req_done(sv_[i], rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    free(own);
+    FREE_REQS();
     return rc;
 }
 
@@ -1435,9 +1490,12 @@ int MPI_Waitany(int n, MPI_Request r[], int *idx, MPI_Status *st)
 {
     NEXT(MPI_Waitany);
     SAVE_REQS(n, r);
-    int rc = next_MPI_Waitany(n, r, idx, st);
+    MPI_Status own;
+    MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    int rc = next_MPI_Waitany(n, r, idx, use);
     if (rc_active && !rc_inside && *idx >= 0 && *idx < nsv_ && tracked(sv_[*idx]))
-        req_done(sv_[*idx]);
+        req_done(sv_[*idx], rc == MPI_SUCCESS ? use : NULL);
+    FREE_REQS();
     return rc;
 }
 
@@ -1445,9 +1503,47 @@ int MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st)
 {
     NEXT(MPI_Testany);
     SAVE_REQS(n, r);
-    int rc = next_MPI_Testany(n, r, idx, flag, st);
+    MPI_Status own;
+    MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    int rc = next_MPI_Testany(n, r, idx, flag, use);
     if (rc_active && !rc_inside && *flag && *idx >= 0 && *idx < nsv_ && tracked(sv_[*idx]))
-        req_done(sv_[*idx]);
+        req_done(sv_[*idx], rc == MPI_SUCCESS ? use : NULL);
+    FREE_REQS();
+    return rc;
+}
+
+static void some_done(int n, int *outcount, const int idx[], const MPI_Status *use,
+                      const MPI_Request *sv, int nsv, int rc)
+{
+    (void)n;
+    if (!rc_active || rc_inside || *outcount == MPI_UNDEFINED)
+        return;
+    for (int i = 0; i < *outcount; i++)
+        if (idx[i] >= 0 && idx[i] < nsv && tracked(sv[idx[i]]))
+            req_done(sv[idx[i]], rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+}
+
+int MPI_Waitsome(int n, MPI_Request r[], int *outcount, int idx[], MPI_Status st[])
+{
+    NEXT(MPI_Waitsome);
+    SAVE_REQS(n, r);
+    MPI_Status *own, *use = statuses(n, st, &own);
+    int rc = next_MPI_Waitsome(n, r, outcount, idx, use);
+    some_done(n, outcount, idx, use, sv_, nsv_, rc);
+    free(own);
+    FREE_REQS();
+    return rc;
+}
+
+int MPI_Testsome(int n, MPI_Request r[], int *outcount, int idx[], MPI_Status st[])
+{
+    NEXT(MPI_Testsome);
+    SAVE_REQS(n, r);
+    MPI_Status *own, *use = statuses(n, st, &own);
+    int rc = next_MPI_Testsome(n, r, outcount, idx, use);
+    some_done(n, outcount, idx, use, sv_, nsv_, rc);
+    free(own);
+    FREE_REQS();
     return rc;
 }
 
@@ -1570,6 +1666,178 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, v
                 recv_vc(ws, s.MPI_TAG, wshadow);
         }
     }
+    return rc;
+}
+
+/* Every other way to send a message carries the sender's clock too, and every receive consumes
+ * one, or a receive would wait for a clock nobody sends (an MPI_Ssend matched by an MPI_Recv
+ * hung under the first runtime). Blocking sends send it on return, nonblocking ones at the call
+ * (the message's content is fixed then), persistent ones at each MPI_Start. */
+static int p2p_send_pre(int dest, MPI_Comm comm, const char *what)
+{
+    if (!rc_active || rc_inside || dest == MPI_PROC_NULL || wshadow == MPI_COMM_NULL)
+        return MPI_UNDEFINED;
+    int wd = to_world(comm, dest);
+    if (wd != MPI_UNDEFINED) {
+        char v[256];
+        rc_tick();
+        rc_log("p2p %s %s %d\n", rc_vc(v, sizeof v), what, wd);
+    }
+    return wd;
+}
+
+#define BSEND(NAME)                                                                                \
+    int NAME(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)             \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int wd = p2p_send_pre(dest, comm, "send");                                                 \
+        int rc = next_##NAME(b, c, t, dest, tag, comm);                                            \
+        if (wd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
+            send_vc(wd, tag, wshadow);                                                             \
+        return rc;                                                                                 \
+    }
+BSEND(MPI_Ssend)
+BSEND(MPI_Bsend)
+BSEND(MPI_Rsend)
+
+#define ISEND(NAME)                                                                                \
+    int NAME(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm,             \
+             MPI_Request *rq)                                                                      \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int wd = p2p_send_pre(dest, comm, "send");                                                 \
+        int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
+        if (wd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
+            send_vc(wd, tag, wshadow);                                                             \
+        return rc;                                                                                 \
+    }
+ISEND(MPI_Isend)
+ISEND(MPI_Issend)
+ISEND(MPI_Ibsend)
+ISEND(MPI_Irsend)
+
+int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Request *rq)
+{
+    NEXT(MPI_Irecv);
+    int rc = next_MPI_Irecv(b, c, t, src, tag, comm, rq);
+    if (rc_active && !rc_inside && rc == MPI_SUCCESS && src != MPI_PROC_NULL &&
+        wshadow != MPI_COMM_NULL) {
+        req_track(*rq, -1, 3, "MPI_Irecv", -1);
+        if (nreqs > 0 && reqs[nreqs - 1].req == *rq)
+            reqs[nreqs - 1].comm = comm;
+    }
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *b, int c, MPI_Datatype t, int dest, int stag, int src, int rtag,
+                         MPI_Comm comm, MPI_Status *st)
+{
+    NEXT(MPI_Sendrecv_replace);
+    MPI_Status s;
+    int wd = p2p_send_pre(dest, comm, "sendrecv");
+    int rc = next_MPI_Sendrecv_replace(b, c, t, dest, stag, src, rtag, comm, &s);
+    if (st != MPI_STATUS_IGNORE)
+        *st = s;
+    if (rc_active && !rc_inside && rc == MPI_SUCCESS && wshadow != MPI_COMM_NULL) {
+        if (wd != MPI_UNDEFINED)
+            send_vc(wd, stag, wshadow);
+        if (s.MPI_SOURCE != MPI_PROC_NULL) {
+            int ws = to_world(comm, s.MPI_SOURCE);
+            if (ws != MPI_UNDEFINED)
+                recv_vc(ws, s.MPI_TAG, wshadow);
+        }
+    }
+    return rc;
+}
+
+/* Persistent sends: remembered at initialization, their clock sent at each start. */
+typedef struct {
+    MPI_Request r;
+    int wd, tag;
+} rc_psend_t;
+static rc_psend_t *psends;
+static int npsends, cappsends;
+
+#define SEND_INIT(NAME)                                                                            \
+    int NAME(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm,             \
+             MPI_Request *rq)                                                                      \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
+        if (rc == MPI_SUCCESS && rc_active && !rc_inside && dest != MPI_PROC_NULL &&               \
+            wshadow != MPI_COMM_NULL)                                                              \
+            psend_add(*rq, to_world(comm, dest), tag);                                             \
+        return rc;                                                                                 \
+    }
+
+static void psend_add(MPI_Request r, int wd, int tag)
+{
+    if (wd == MPI_UNDEFINED)
+        return;
+    for (int i = 0; i < npsends; i++)
+        if (psends[i].r == r) { /* a handle reused after MPI_Request_free */
+            psends[i].wd = wd;
+            psends[i].tag = tag;
+            return;
+        }
+    if (npsends == cappsends) {
+        int nc = cappsends ? 2 * cappsends : 16;
+        rc_psend_t *p = realloc(psends, (size_t)nc * sizeof *p);
+        if (!p)
+            return;
+        psends = p;
+        cappsends = nc;
+    }
+    psends[npsends++] = (rc_psend_t){r, wd, tag};
+}
+
+SEND_INIT(MPI_Send_init)
+SEND_INIT(MPI_Ssend_init)
+SEND_INIT(MPI_Bsend_init)
+SEND_INIT(MPI_Rsend_init)
+
+static void psend_started(MPI_Request r)
+{
+    for (int i = 0; i < npsends; i++)
+        if (psends[i].r == r) {
+            char v[256];
+            rc_tick();
+            rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), psends[i].wd);
+            send_vc(psends[i].wd, psends[i].tag, wshadow);
+            return;
+        }
+}
+
+int MPI_Start(MPI_Request *r)
+{
+    NEXT(MPI_Start);
+    int rc = next_MPI_Start(r);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
+        psend_started(*r);
+    return rc;
+}
+
+int MPI_Startall(int n, MPI_Request r[])
+{
+    NEXT(MPI_Startall);
+    int rc = next_MPI_Startall(n, r);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
+        for (int i = 0; i < n; i++)
+            psend_started(r[i]);
+    return rc;
+}
+
+int MPI_Request_free(MPI_Request *r)
+{
+    NEXT(MPI_Request_free);
+    MPI_Request s = *r;
+    int rc = next_MPI_Request_free(r);
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < npsends; i++)
+            if (psends[i].r == s) {
+                psends[i] = psends[--npsends];
+                break;
+            }
     return rc;
 }
 
