@@ -405,6 +405,8 @@ class Analysis:
         nb = call.startswith("MPIX_Win_i")
         base = call.replace("MPIX_Win_i", "MPI_Win_")
         w = self.wins[gid]
+        # epochs of this origin may run out of order (MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER)
+        aaar = bool(w.flags.get(r, 0) & FLAG_AAAR)
 
         def close(target, remote=True):
             if nb and req:
@@ -431,10 +433,7 @@ class Analysis:
             # A deferred access epoch activates after the epochs still closing when it was
             # opened have completed (000 §VII), unless MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER lets
             # it pass them: their completion events order it.
-            if self.wins[gid].flags.get(r, 0) & FLAG_AAAR:
-                s["after"] = []
-            else:
-                s["after"] = list(s["closing"])
+            s["after"] = [] if aaar else list(s["closing"])
 
         if nb and req and base == "MPI_Win_wait":
             reqs[req] = ("close", gid, [], False)
@@ -447,7 +446,7 @@ class Analysis:
             # Operations an earlier nonblocking unlock closed complete before this epoch
             # activates (without the reorder flag), hence before this call's clock, shipped to
             # the other ranks, is joined by their fence or wait completion.
-            if not self.wins[gid].flags.get(r, 0) & FLAG_AAAR:
+            if not aaar:
                 for op in s["unclocked"]:
                     if op.comp2 is None:
                         op.comp2 = ev

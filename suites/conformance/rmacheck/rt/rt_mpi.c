@@ -286,11 +286,18 @@ static void post_recv_start(rc_win_t *W)
             W->npostrq++;
 }
 
+/* Join the post clocks an MPIX_Win_istart is receiving (n requests, one clock each). */
+static void join_posts(MPI_Request *rq, const uint64_t *vcs, int n)
+{
+    rc_flush_pending();
+    for (int i = 0; i < n; i++)
+        if (rc_wait(&rq[i]) == MPI_SUCCESS)
+            rc_vc_join(vcs + (size_t)i * (size_t)rc_wsize);
+}
+
 static void post_recv_finish(rc_win_t *W)
 {
-    for (int i = 0; i < W->npostrq; i++)
-        if (rc_wait(&W->postrq[i]) == MPI_SUCCESS)
-            rc_vc_join(W->postvc + (size_t)i * (size_t)rc_wsize);
+    join_posts(W->postrq, W->postvc, W->npostrq);
     W->npostrq = 0;
 }
 
@@ -306,6 +313,39 @@ static void allreduce_vc(MPI_Comm comm)
         rc_wait(&r);
 }
 
+/* Start the clock allreduce of a nonblocking collective or fence: a copy of this rank's clock,
+ * reduced while the program goes on; NULL when it could not start. */
+static uint64_t *vc_iallreduce(MPI_Comm comm, MPI_Request *vr)
+{
+    rc_flush_pending();
+    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    if (!b)
+        return NULL;
+    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
+    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, vr) !=
+        MPI_SUCCESS) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* ... and join it: every member started it with the same call, so it completes. */
+static void vc_join_req(MPI_Request *vr, const uint64_t *b)
+{
+    rc_flush_pending();
+    if (rc_wait(vr) == MPI_SUCCESS)
+        rc_vc_join(b);
+}
+
+static void req_bufs_free(rc_req_t *e)
+{
+    free(e->vcbuf);
+    free(e->grp);
+    free(e->prq);
+    free(e->pvc);
+}
+
 static void req_drop(rc_req_t *e)
 {
     if (e->vcreq != MPI_REQUEST_NULL)
@@ -316,10 +356,7 @@ static void req_drop(rc_req_t *e)
     if (e->grp && e->widx >= 0 && wins[e->widx].used)
         for (int i = 0; i < e->ngrp; i++)
             recv_vc(e->grp[i], TAG_COMPLETE, wins[e->widx].shadow);
-    free(e->vcbuf);
-    free(e->grp);
-    free(e->prq);
-    free(e->pvc);
+    req_bufs_free(e);
 }
 
 static void req_track(MPI_Request r, int widx, int sync, const char *call, int target)
@@ -396,18 +433,9 @@ static void req_take_epoch(MPI_Request r, int widx, const char *call)
         int inter = 0;
         if (PMPI_Comm_test_inter(W->shadow, &inter) != MPI_SUCCESS || inter)
             return;
-        rc_flush_pending();
-        uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
-        if (!b)
-            return;
-        memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
-        if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, W->shadow,
-                            &e->vcreq) != MPI_SUCCESS) {
-            free(b);
+        e->vcbuf = vc_iallreduce(W->shadow, &e->vcreq);
+        if (!e->vcbuf)
             e->vcreq = MPI_REQUEST_NULL;
-            return;
-        }
-        e->vcbuf = b;
     }
 }
 
@@ -900,7 +928,6 @@ int MPI_Win_free(MPI_Win *win)
 
 /* ---- communication calls ------------------------------------------------------------------ */
 
-/* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls. */
 /* count elements of t in bytes; -1 when the type cannot be asked (then assumed non-empty) */
 static long type_bytes(MPI_Datatype t, int count)
 {
@@ -910,6 +937,7 @@ static long type_bytes(MPI_Datatype t, int count)
     return (long)count * (long)size;
 }
 
+/* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls. */
 static void op_record(const char *call, int widx, int target, MPI_Aint disp, int tcount,
                       MPI_Datatype ttype, const void *obuf, int ocount, MPI_Datatype otype,
                       const void *res, int rcount, MPI_Datatype rtype, const char *op,
@@ -1312,6 +1340,23 @@ NBSYNC(MPIX_Win_iflush_local_all, (MPI_Win w, MPI_Request *req), (w, req), -1, 0
 
 /* ---- request completion ------------------------------------------------------------------- */
 
+/* The clock of the send a completed receive matched (sent on the world shadow with the
+ * message's tag, see P2P_SEND). A cancelled receive, or one from MPI_PROC_NULL, matched none. */
+static void p2p_recv_edge(MPI_Comm comm, const MPI_Status *st)
+{
+    int cancelled = 0;
+    if (wshadow == MPI_COMM_NULL || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0 ||
+        PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled)
+        return;
+    int ws = to_world(comm, st->MPI_SOURCE);
+    if (ws == MPI_UNDEFINED)
+        return;
+    recv_vc(ws, st->MPI_TAG, wshadow);
+    char v[256];
+    rc_tick();
+    rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), ws);
+}
+
 static void req_done(MPI_Request r, const MPI_Status *st)
 {
     int k = -1;
@@ -1325,38 +1370,21 @@ static void req_done(MPI_Request r, const MPI_Status *st)
     rc_req_t e = reqs[k];
     reqs[k] = reqs[--nreqs];
     if (e.sync == 3) {
-        /* The sender's clock, sent on the world shadow with the message's tag (p2p_send). A
-         * cancelled receive or one from MPI_PROC_NULL matched no send. */
-        int cancelled = 0;
-        if (st && wshadow != MPI_COMM_NULL && st->MPI_SOURCE != MPI_PROC_NULL &&
-            st->MPI_SOURCE >= 0 && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS &&
-            !cancelled) {
-            int ws = to_world(e.comm, st->MPI_SOURCE);
-            if (ws != MPI_UNDEFINED) {
-                recv_vc(ws, st->MPI_TAG, wshadow);
-                char v[256];
-                rc_tick();
-                rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), ws);
-            }
-        }
+        if (st)
+            p2p_recv_edge(e.comm, st);
         return;
     }
     if (e.sync == 2) {
         /* every member started the clock allreduce with the collective: it completes */
         char v[256];
-        rc_flush_pending();
-        if (rc_wait(&e.vcreq) == MPI_SUCCESS)
-            rc_vc_join(e.vcbuf);
+        vc_join_req(&e.vcreq, e.vcbuf);
         free(e.vcbuf);
         rc_tick();
         rc_log("coll %s %s\n", rc_vc(v, sizeof v), e.call);
         return;
     }
     if (!wins[e.widx].used) {
-        free(e.grp);
-        free(e.prq);
-        free(e.pvc);
-        free(e.vcbuf);
+        req_bufs_free(&e);
         return;
     }
     rc_win_t *W = &wins[e.widx];
@@ -1364,22 +1392,14 @@ static void req_done(MPI_Request r, const MPI_Status *st)
      * an epoch a deferred one activates after it) is ordered after what they bring: the other
      * members' fence calls, the origins' complete calls, the targets' posts. */
     if (strcmp(e.call, "MPIX_Win_ifence") == 0 && e.vcbuf) {
-        rc_flush_pending();
-        if (rc_wait(&e.vcreq) == MPI_SUCCESS)
-            rc_vc_join(e.vcbuf);
+        vc_join_req(&e.vcreq, e.vcbuf);
     } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
-        rc_flush_pending();
-        for (int i = 0; i < e.nprq; i++)
-            if (rc_wait(&e.prq[i]) == MPI_SUCCESS)
-                rc_vc_join(e.pvc + (size_t)i * (size_t)rc_wsize);
+        join_posts(e.prq, e.pvc, e.nprq);
     } else if (strcmp(e.call, "MPIX_Win_iwait") == 0) {
         for (int i = 0; i < e.ngrp; i++)
             recv_vc(e.grp[i], TAG_COMPLETE, W->shadow);
     }
-    free(e.vcbuf);
-    free(e.grp);
-    free(e.prq);
-    free(e.pvc);
+    req_bufs_free(&e);
     char v[256];
     rc_tick();
     rc_log("rq %s %d %s %s\n", rc_vc(v, sizeof v), e.widx, e.call, req_str(r));
@@ -1512,10 +1532,9 @@ int MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st)
     return rc;
 }
 
-static void some_done(int n, int *outcount, const int idx[], const MPI_Status *use,
+static void some_done(const int *outcount, const int idx[], const MPI_Status *use,
                       const MPI_Request *sv, int nsv, int rc)
 {
-    (void)n;
     if (!rc_active || rc_inside || *outcount == MPI_UNDEFINED)
         return;
     for (int i = 0; i < *outcount; i++)
@@ -1529,7 +1548,7 @@ int MPI_Waitsome(int n, MPI_Request r[], int *outcount, int idx[], MPI_Status st
     SAVE_REQS(n, r);
     MPI_Status *own, *use = statuses(n, st, &own);
     int rc = next_MPI_Waitsome(n, r, outcount, idx, use);
-    some_done(n, outcount, idx, use, sv_, nsv_, rc);
+    some_done(outcount, idx, use, sv_, nsv_, rc);
     free(own);
     FREE_REQS();
     return rc;
@@ -1541,7 +1560,7 @@ int MPI_Testsome(int n, MPI_Request r[], int *outcount, int idx[], MPI_Status st
     SAVE_REQS(n, r);
     MPI_Status *own, *use = statuses(n, st, &own);
     int rc = next_MPI_Testsome(n, r, outcount, idx, use);
-    some_done(n, outcount, idx, use, sv_, nsv_, rc);
+    some_done(outcount, idx, use, sv_, nsv_, rc);
     free(own);
     FREE_REQS();
     return rc;
@@ -1606,73 +1625,10 @@ static int to_world(MPI_Comm comm, int r)
     return o;
 }
 
-int MPI_Send(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
-{
-    NEXT(MPI_Send);
-    int on = rc_active && !rc_inside && dest != MPI_PROC_NULL && wshadow != MPI_COMM_NULL;
-    int wd = on ? to_world(comm, dest) : MPI_UNDEFINED;
-    if (wd != MPI_UNDEFINED && on) {
-        char v[256];
-        rc_tick();
-        rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), wd);
-    }
-    int rc = next_MPI_Send(b, c, t, dest, tag, comm);
-    if (wd != MPI_UNDEFINED && on && rc == MPI_SUCCESS)
-        send_vc(wd, tag, wshadow);
-    return rc;
-}
-
-int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Status *st)
-{
-    NEXT(MPI_Recv);
-    MPI_Status s;
-    int rc = next_MPI_Recv(b, c, t, src, tag, comm, &s);
-    if (st != MPI_STATUS_IGNORE)
-        *st = s;
-    if (rc_active && !rc_inside && rc == MPI_SUCCESS && s.MPI_SOURCE != MPI_PROC_NULL &&
-        wshadow != MPI_COMM_NULL) {
-        int ws = to_world(comm, s.MPI_SOURCE);
-        if (ws != MPI_UNDEFINED) {
-            recv_vc(ws, s.MPI_TAG, wshadow);
-            char v[256];
-            rc_tick();
-            rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), ws);
-        }
-    }
-    return rc;
-}
-
-int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, void *rb, int rc_,
-                 MPI_Datatype rt, int src, int rtag, MPI_Comm comm, MPI_Status *st)
-{
-    NEXT(MPI_Sendrecv);
-    MPI_Status s;
-    int on = rc_active && !rc_inside && wshadow != MPI_COMM_NULL;
-    if (on) {
-        char v[256];
-        rc_tick();
-        rc_log("p2p %s sendrecv %d\n", rc_vc(v, sizeof v), dest);
-    }
-    int rc = next_MPI_Sendrecv(sb, sc, stt, dest, stag, rb, rc_, rt, src, rtag, comm, &s);
-    if (st != MPI_STATUS_IGNORE)
-        *st = s;
-    if (on && rc == MPI_SUCCESS) {
-        int wd = dest == MPI_PROC_NULL ? MPI_UNDEFINED : to_world(comm, dest);
-        if (wd != MPI_UNDEFINED)
-            send_vc(wd, stag, wshadow);
-        if (s.MPI_SOURCE != MPI_PROC_NULL) {
-            int ws = to_world(comm, s.MPI_SOURCE);
-            if (ws != MPI_UNDEFINED)
-                recv_vc(ws, s.MPI_TAG, wshadow);
-        }
-    }
-    return rc;
-}
-
-/* Every other way to send a message carries the sender's clock too, and every receive consumes
- * one, or a receive would wait for a clock nobody sends (an MPI_Ssend matched by an MPI_Recv
- * hung under the first runtime). Blocking sends send it on return, nonblocking ones at the call
- * (the message's content is fixed then), persistent ones at each MPI_Start. */
+/* Every way to send a message carries the sender's clock, and every receive consumes one, or a
+ * receive would wait for a clock nobody sends (an MPI_Ssend matched by an MPI_Recv hung under
+ * the first runtime). Blocking sends send it on return, nonblocking ones at the call (the
+ * message's content is fixed then), persistent ones at each MPI_Start. */
 static int p2p_send_pre(int dest, MPI_Comm comm, const char *what)
 {
     if (!rc_active || rc_inside || dest == MPI_PROC_NULL || wshadow == MPI_COMM_NULL)
@@ -1686,35 +1642,75 @@ static int p2p_send_pre(int dest, MPI_Comm comm, const char *what)
     return wd;
 }
 
-#define BSEND(NAME)                                                                                \
-    int NAME(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)             \
+#define P2P_SEND(NAME, ARGS_DECL, ARGS)                                                            \
+    int NAME ARGS_DECL                                                                             \
     {                                                                                              \
         NEXT(NAME);                                                                                \
         int wd = p2p_send_pre(dest, comm, "send");                                                 \
-        int rc = next_##NAME(b, c, t, dest, tag, comm);                                            \
+        int rc = next_##NAME ARGS;                                                                 \
         if (wd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
             send_vc(wd, tag, wshadow);                                                             \
         return rc;                                                                                 \
     }
-BSEND(MPI_Ssend)
-BSEND(MPI_Bsend)
-BSEND(MPI_Rsend)
+#define BSEND_DECL (const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
+#define ISEND_DECL                                                                                 \
+    (const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm, MPI_Request *rq)
+P2P_SEND(MPI_Send, BSEND_DECL, (b, c, t, dest, tag, comm))
+P2P_SEND(MPI_Ssend, BSEND_DECL, (b, c, t, dest, tag, comm))
+P2P_SEND(MPI_Bsend, BSEND_DECL, (b, c, t, dest, tag, comm))
+P2P_SEND(MPI_Rsend, BSEND_DECL, (b, c, t, dest, tag, comm))
+P2P_SEND(MPI_Isend, ISEND_DECL, (b, c, t, dest, tag, comm, rq))
+P2P_SEND(MPI_Issend, ISEND_DECL, (b, c, t, dest, tag, comm, rq))
+P2P_SEND(MPI_Ibsend, ISEND_DECL, (b, c, t, dest, tag, comm, rq))
+P2P_SEND(MPI_Irsend, ISEND_DECL, (b, c, t, dest, tag, comm, rq))
 
-#define ISEND(NAME)                                                                                \
-    int NAME(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm,             \
-             MPI_Request *rq)                                                                      \
-    {                                                                                              \
-        NEXT(NAME);                                                                                \
-        int wd = p2p_send_pre(dest, comm, "send");                                                 \
-        int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
-        if (wd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
-            send_vc(wd, tag, wshadow);                                                             \
-        return rc;                                                                                 \
-    }
-ISEND(MPI_Isend)
-ISEND(MPI_Issend)
-ISEND(MPI_Ibsend)
-ISEND(MPI_Irsend)
+int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    NEXT(MPI_Recv);
+    MPI_Status s;
+    int rc = next_MPI_Recv(b, c, t, src, tag, comm, &s);
+    if (st != MPI_STATUS_IGNORE)
+        *st = s;
+    if (rc_active && !rc_inside && rc == MPI_SUCCESS)
+        p2p_recv_edge(comm, &s);
+    return rc;
+}
+
+/* After a send-receive: the clock to dest (wd from p2p_send_pre), and the source's joined. */
+static void sendrecv_edges(int wd, int stag, MPI_Comm comm, int rc, const MPI_Status *s)
+{
+    if (!rc_active || rc_inside || rc != MPI_SUCCESS)
+        return;
+    if (wd != MPI_UNDEFINED)
+        send_vc(wd, stag, wshadow);
+    p2p_recv_edge(comm, s);
+}
+
+int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, void *rb, int rc_,
+                 MPI_Datatype rt, int src, int rtag, MPI_Comm comm, MPI_Status *st)
+{
+    NEXT(MPI_Sendrecv);
+    MPI_Status s;
+    int wd = p2p_send_pre(dest, comm, "sendrecv");
+    int rc = next_MPI_Sendrecv(sb, sc, stt, dest, stag, rb, rc_, rt, src, rtag, comm, &s);
+    if (st != MPI_STATUS_IGNORE)
+        *st = s;
+    sendrecv_edges(wd, stag, comm, rc, &s);
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *b, int c, MPI_Datatype t, int dest, int stag, int src, int rtag,
+                         MPI_Comm comm, MPI_Status *st)
+{
+    NEXT(MPI_Sendrecv_replace);
+    MPI_Status s;
+    int wd = p2p_send_pre(dest, comm, "sendrecv");
+    int rc = next_MPI_Sendrecv_replace(b, c, t, dest, stag, src, rtag, comm, &s);
+    if (st != MPI_STATUS_IGNORE)
+        *st = s;
+    sendrecv_edges(wd, stag, comm, rc, &s);
+    return rc;
+}
 
 int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Request *rq)
 {
@@ -1729,27 +1725,6 @@ int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, M
     return rc;
 }
 
-int MPI_Sendrecv_replace(void *b, int c, MPI_Datatype t, int dest, int stag, int src, int rtag,
-                         MPI_Comm comm, MPI_Status *st)
-{
-    NEXT(MPI_Sendrecv_replace);
-    MPI_Status s;
-    int wd = p2p_send_pre(dest, comm, "sendrecv");
-    int rc = next_MPI_Sendrecv_replace(b, c, t, dest, stag, src, rtag, comm, &s);
-    if (st != MPI_STATUS_IGNORE)
-        *st = s;
-    if (rc_active && !rc_inside && rc == MPI_SUCCESS && wshadow != MPI_COMM_NULL) {
-        if (wd != MPI_UNDEFINED)
-            send_vc(wd, stag, wshadow);
-        if (s.MPI_SOURCE != MPI_PROC_NULL) {
-            int ws = to_world(comm, s.MPI_SOURCE);
-            if (ws != MPI_UNDEFINED)
-                recv_vc(ws, s.MPI_TAG, wshadow);
-        }
-    }
-    return rc;
-}
-
 /* Persistent sends: remembered at initialization, their clock sent at each start. */
 typedef struct {
     MPI_Request r;
@@ -1759,8 +1734,7 @@ static rc_psend_t *psends;
 static int npsends, cappsends;
 
 #define SEND_INIT(NAME)                                                                            \
-    int NAME(const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm,             \
-             MPI_Request *rq)                                                                      \
+    int NAME ISEND_DECL                                                                            \
     {                                                                                              \
         NEXT(NAME);                                                                                \
         int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
@@ -1848,19 +1822,13 @@ static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
     int inter = 0;
     if (r == MPI_REQUEST_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
-    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
-    if (!b)
-        return;
     char v[256];
     rc_tick();
     rc_log("coll %s %s-start\n", rc_vc(v, sizeof v), name);
-    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
     MPI_Request vr;
-    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &vr) !=
-        MPI_SUCCESS) {
-        free(b);
+    uint64_t *b = vc_iallreduce(comm, &vr);
+    if (!b)
         return;
-    }
     req_track(r, -1, 2, name, -1);
     if (nreqs > 0 && reqs[nreqs - 1].req == r) {
         reqs[nreqs - 1].vcreq = vr;
