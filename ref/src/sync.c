@@ -49,8 +49,10 @@ static int conclude(nbr_req_t *r, MPI_Request *req)
     if (!r)
         return MPI_SUCCESS;
     int rc = nbr_req_wait(r);
+    MPI_Win win = r->win;
     nbr_req_release(r);
-    return rc;
+    /* a replayed call's error, unreported so far (MPI-3.1 §8.3: through the window's handler) */
+    return rc == MPI_SUCCESS ? rc : nbr_err_raise(win, rc);
 }
 
 static nbr_req_t *new_req(nbr_win_t *w, const char *call, int *rc, const MPI_Request *req)

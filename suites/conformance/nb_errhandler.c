@@ -8,7 +8,10 @@
  * deferred. Rank 0 puts into the detached address inside that epoch (the check waits for the
  * replay: the target may still attach before granting) and closes it; once rank 1 unlocks, the
  * replay fails. Each completion call is tried: MPI_Wait, MPI_Test, MPI_Waitall (MPI_ERR_IN_STATUS
- * with the status set), and an MPI_Rput's own request. Both handlers count their calls. */
+ * with the status set), an MPI_Rput's own request, and a blocking MPI_Win_unlock called after the
+ * grant (the failed call was carried out already; the unlock completes the epoch at once and
+ * returns its error) or before it (the unlock waits for the grant and the replay). Both handlers
+ * count their calls. */
 #include "nb_util.h"
 
 static int win_calls, win_last, comm_calls;
@@ -27,9 +30,11 @@ static void comm_handler(MPI_Comm *comm, int *code, ...)
     comm_calls++;
 }
 
-enum { BY_WAIT, BY_TEST, BY_WAITALL, BY_RPUT, NWAYS };
+enum { BY_WAIT, BY_TEST, BY_WAITALL, BY_RPUT, BY_UNLOCK, BY_UNLOCK_WAITING, NWAYS };
 static const char *const way_name[NWAYS] = {"MPI_Wait", "MPI_Test", "MPI_Waitall",
-                                            "MPI_Wait on an MPI_Rput request"};
+                                            "MPI_Wait on an MPI_Rput request",
+                                            "a blocking MPI_Win_unlock after the grant",
+                                            "a blocking MPI_Win_unlock before the grant"};
 
 static void one_way(MPI_Win win, MPI_Aint gone, int way)
 {
@@ -51,10 +56,20 @@ static void one_way(MPI_Win win, MPI_Aint gone, int way)
             MPI_Rput(&v, 1, MPI_LONG, 1, gone, 1, MPI_LONG, win, &rp);
         else
             MPI_Put(&v, 1, MPI_LONG, 1, gone, 1, MPI_LONG, win);
-        MPIX_Win_iunlock(1, win, &un);
+        int blocking = way == BY_UNLOCK || way == BY_UNLOCK_WAITING;
+        if (!blocking)
+            MPIX_Win_iunlock(1, win, &un);
         nbt_send(1, 2, 1);
-        nbt_wait(&lk, "the lock grant");
-        if (way == BY_WAIT) {
+        if (way == BY_UNLOCK_WAITING) /* waits inside for the grant, the replay, the completion */
+            rc = MPI_Win_unlock(1, win);
+        nbt_wait(&lk, "the lock grant"); /* the put was carried out, and failed, by now */
+        if (way == BY_UNLOCK_WAITING) {
+            /* done above */
+        } else if (way == BY_UNLOCK) {
+            /* the epoch is ready and holds no call: the unlock completes it at once (the
+             * engine's direct path), and must still return the put's error */
+            rc = MPI_Win_unlock(1, win);
+        } else if (way == BY_WAIT) {
             rc = MPI_Wait(&un, MPI_STATUS_IGNORE);
         } else if (way == BY_TEST) {
             int flag = 0;
