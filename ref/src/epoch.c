@@ -137,32 +137,37 @@ static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
 nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind)
 {
     nbr_epoch_t *e = w->ep_free;
-    if (e) {
+    if (e)
         w->ep_free = e->next;
-        memset(e, 0, sizeof *e);
-    } else if (!(e = calloc(1, sizeof *e))) {
+    else if (!(e = malloc(sizeof *e)))
         return NULL;
-    }
-    e->win = w;
-    e->kind = kind;
-    e->side = kind == NBR_EK_FENCE  ? NBR_SIDE_ACCESS | NBR_SIDE_EXPOSURE
-              : kind == NBR_EK_POST ? NBR_SIDE_EXPOSURE
-                                    : NBR_SIDE_ACCESS;
-    e->cls = kind == NBR_EK_FENCE || kind == NBR_EK_LOCK_ALL ? NBR_CL_COLL
-             : kind == NBR_EK_POST                          ? NBR_CL_EXPOSURE
-                                                            : NBR_CL_ACCESS;
+    /* one assignment: the compiler zeroes the rest inline (a memset call costs twice as much) */
+    *e = (nbr_epoch_t){
+        .win = w,
+        .kind = kind,
+        .side = kind == NBR_EK_FENCE  ? NBR_SIDE_ACCESS | NBR_SIDE_EXPOSURE
+                : kind == NBR_EK_POST ? NBR_SIDE_EXPOSURE
+                                      : NBR_SIDE_ACCESS,
+        .cls = kind == NBR_EK_FENCE || kind == NBR_EK_LOCK_ALL ? NBR_CL_COLL
+               : kind == NBR_EK_POST                          ? NBR_CL_EXPOSURE
+                                                              : NBR_CL_ACCESS,
+        .close_seq = UINT64_MAX,
+        .target = -1,
+    };
     e->rec_tail = &e->rec;
-    e->close_seq = UINT64_MAX;
-    e->target = -1;
     return e;
 }
 
 void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e)
 {
-    free(e->group);
-    free(e->m);
-    e->group = NULL;
-    e->m = NULL;
+    if (e->group) { /* START, POST only: lock epochs skip two calls to free */
+        free(e->group);
+        e->group = NULL;
+    }
+    if (e->m) {
+        free(e->m);
+        e->m = NULL;
+    }
     e->next = w->ep_free;
     w->ep_free = e;
 }
@@ -235,7 +240,7 @@ void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
     push_work(e); /* it may complete now */
 }
 
-static _Thread_local int in_progress_thread;
+static _Thread_local int in_progress_thread NBR_TLS_MODEL;
 static nbr_rec_t *type_free_head; /* recordings whose datatypes the progress thread may not free */
 
 int nbr_in_progress_thread(void)
@@ -940,14 +945,111 @@ void nbr_progress(void)
     NBR_LEAVE();
 }
 
-/* After an epoch was opened or closed (both put it on the work list): run the engine. When it
- * has nothing else to do (the common case: a blocking lock/unlock on a free lock), this is one
- * activation or completion. */
+/* After an epoch was opened or closed (both put it on the work list): run the engine.
+ *
+ * The direct path (docs/ref-internals.md, "Kicking an epoch"): when e is the engine's only work
+ * — no other epoch to activate or complete, no recorded call to replay, no word to poll, on any
+ * window — a sweep of nbr_progress would advance e, find nothing else, and sweep once more to
+ * confirm it. Advancing e here is that sweep without the loop: the common blocking lock/unlock
+ * on a free lock becomes one activation or one completion. Whatever the advance leaves behind
+ * (a grant to wait for, calls to replay, a successor admitted) goes to the full engine, whose
+ * "until nothing moves" rule is untouched; so is everything when other work is pending, since
+ * a call must carry every epoch as far as it can go (issue 9 item 4). */
 void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e)
 {
     (void)w;
-    (void)e;
+    NBR_ENTER();
+    if (!in_engine && work_head == e && work_tail == e && !replay_head && !poll_head &&
+        !type_free_head) {
+        in_engine = 1;
+        nbr_engine_stats.progress_calls++;
+        LIST_REMOVE(work_head, work_tail, e, wnext, wprev);
+        e->on_list = 0;
+        advance(e);
+        in_engine = 0;
+        if (!work_head && !replay_head && !poll_head) {
+            NBR_LEAVE();
+            nbr_req_finish_queued(); /* as nbr_progress ends */
+            return;
+        }
+    }
+    NBR_LEAVE();
     nbr_progress();
+}
+
+/* The engine has nothing queued on any window, and nobody is inside it. */
+static int engine_idle(void)
+{
+    return !in_engine && !work_head && !replay_head && !poll_head && !type_free_head;
+}
+
+/* The direct path ends: what the step left behind goes to the full engine. */
+static void direct_done(void)
+{
+    if (work_head || replay_head || poll_head) {
+        nbr_progress();
+        return;
+    }
+    nbr_req_finish_queued(); /* as nbr_progress ends */
+}
+
+/* Enqueue e and run the engine. The direct path (docs/ref-internals.md, "The direct path"):
+ * when the engine is idle and e, the window's only deferred epoch, passes the predicate of
+ * 000 §VII-A, the sweep nbr_progress would make activates e and nothing else; activating it
+ * here is that sweep. Activation may link a lock source to wait on (the grant did not come):
+ * the full engine takes over from there. */
+void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e)
+{
+    NBR_ENTER();
+    if (w->frontier || !engine_idle() || !may_activate(w, e)) {
+        nbr_epoch_enqueue(w, e);
+        NBR_LEAVE();
+        nbr_progress();
+        return;
+    }
+    e->open_seq = ++w->seq;
+    LIST_APPEND(w->q_head, w->q_tail, e, next, prev);
+    w->ndeferred++;
+    w->npending++;
+    nbr_engine_stats.progress_calls++;
+    nbr_engine_stats.epochs_advanced++;
+    in_engine = 1;
+    activate(w, e); /* the frontier stays NULL: e is the last epoch of the window */
+    in_engine = 0;
+    direct_done();
+    NBR_LEAVE();
+}
+
+/* Close a LOCK or LOCK_ALL epoch and complete it at once if the engine is idle and e holds no
+ * recorded call: what advancing it on the work list would do (try_complete always finishes these
+ * kinds), without the work and closed lists. No deferred epoch can wait for e — it closes after
+ * every epoch opened so far — so nothing else is admitted by its completion. *err: the epoch's
+ * error (a replayed call's) that its closing request would carry. 0 if the direct path does not
+ * apply: close it with nbr_epoch_close and kick it. */
+int nbr_epoch_close_direct(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req, int *err)
+{
+    NBR_ENTER();
+    if ((e->kind != NBR_EK_LOCK && e->kind != NBR_EK_LOCK_ALL) || e->state != NBR_ES_READY ||
+        e->nrec || !engine_idle()) {
+        NBR_LEAVE();
+        return 0;
+    }
+    e->closed = 1;
+    e->close_seq = ++w->seq;
+    nbr_epoch_set_direct(w, e, 0);
+    if (req) {
+        nbr_req_ref(req);
+        e->close_req = req;
+    }
+    *err = e->err;
+    nbr_engine_stats.progress_calls++;
+    nbr_engine_stats.epochs_advanced++;
+    in_engine = 1;
+    try_complete(w, e);
+    in_engine = 0;
+    direct_done();
+    NBR_LEAVE();
+    return 1;
 }
 
 void nbr_win_engine_detach(nbr_win_t *w)

@@ -399,6 +399,11 @@ void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on);
 void nbr_epoch_pool_free(nbr_win_t *w);
 /* Advance a just opened or closed epoch, then run the engine. */
 void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e);
+/* Enqueue e and run the engine, activating e at once when nothing else is queued. */
+void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e);
+/* Close a ready LOCK/LOCK_ALL epoch holding no recorded call and complete it at once when the
+ * engine is idle (1, *err = its error); 0: not applicable, nothing was done. */
+int nbr_epoch_close_direct(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req, int *err);
 /* The reorder flags changed: the first deferred epoch may now pass. */
 void nbr_win_flags_changed(nbr_win_t *w);
 /* Record an RMA call into the open epoch covering `rank` (not ready yet). */

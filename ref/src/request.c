@@ -147,7 +147,7 @@ void nbr_req_release(nbr_req_t *r)
  * every blocking call of that thread. */
 nbr_req_t *nbr_req_blocking(nbr_win_t *w)
 {
-    static _Thread_local nbr_req_t r;
+    static _Thread_local nbr_req_t r NBR_TLS_MODEL;
     r = (nbr_req_t){.refs = 1,
                     .greq = MPI_REQUEST_NULL,
                     .greq_key = MPI_REQUEST_NULL,

@@ -254,14 +254,17 @@ static int lock_must_hold(const nbr_win_t *w, int rank)
 }
 
 /* Open a LOCK or LOCK_ALL epoch. A nonblocking call's request, and a blocking call that must
- * hold the lock, complete at the grant (docs/nonblocking.md: where we differ from 000). */
+ * hold the lock, complete at the grant (docs/nonblocking.md: where we differ from 000). A
+ * blocking call whose kick granted the lock at once (the common case) needs no request at all:
+ * the request it would wait on is made only when the grant has not come. */
 static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int hold,
                            MPI_Request *req)
 {
     int rc = MPI_SUCCESS;
     nbr_req_t *o = NULL;
-    if (nbr_epoch_peers(w, e) != MPI_SUCCESS ||
-        ((req || hold) && !(o = new_req(w, call, &rc, req)))) {
+    int have_peers = e->kind == NBR_EK_LOCK && w->t[e->target].q; /* the usual case, inline */
+    if ((!have_peers && nbr_epoch_peers(w, e) != MPI_SUCCESS) ||
+        (req && !(o = new_req(w, call, &rc, req)))) {
         nbr_epoch_free(w, e);
         return rc != MPI_SUCCESS ? rc : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory");
     }
@@ -269,15 +272,47 @@ static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int h
         nbr_req_ref(o); /* the epoch's, dropped at the grant */
         e->open_req = o;
     }
-    nbr_epoch_enqueue(w, e);
     if (e->kind == NBR_EK_LOCK) {
         w->t[e->target].lock_ep = e;
         w->nlocked++;
     } else {
         w->all_ep = e;
     }
-    nbr_epoch_kick(w, e);
+    nbr_epoch_open(w, e);
+    if (!req && hold && e->state != NBR_ES_READY) {
+        /* Still waiting for the grant: nothing ran since the kick (the engine runs under the
+         * big lock we hold), so the request attached now is finished by make_ready. The
+         * thread's blocking request cannot fail. */
+        o = nbr_req_blocking(w);
+        nbr_req_ref(o);
+        e->open_req = o;
+    }
     return conclude(o, req);
+}
+
+/* Close a LOCK or LOCK_ALL epoch (unlock, unlock_all). A blocking call whose epoch completes at
+ * once (nbr_epoch_close_direct: a ready epoch, nothing recorded, nothing else queued) needs no
+ * request; otherwise the closing request is waited on or handed out. */
+static int close_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    nbr_req_t *r = NULL;
+    if (req && !(r = new_req(w, call, &rc, req)))
+        return rc;
+    if (e->kind == NBR_EK_LOCK) {
+        w->t[e->target].lock_ep = NULL;
+        w->nlocked--;
+    } else {
+        w->all_ep = NULL;
+    }
+    int err;
+    if (nbr_epoch_close_direct(w, e, r, &err))
+        return req ? conclude(r, req) : err == MPI_SUCCESS ? err : nbr_err_raise(w->handle, err);
+    if (!r)
+        r = nbr_req_blocking(w); /* cannot fail */
+    nbr_epoch_close(w, e, r);
+    nbr_epoch_kick(w, e);
+    return conclude(r, req);
 }
 
 static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert, MPI_Request *req)
@@ -322,14 +357,7 @@ static int iunlock(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
     nbr_epoch_t *e = t->lock_ep;
     if (!e)
         return nbr_err(w, call, MPI_ERR_RMA_SYNC, "rank %d is not locked by this process", rank);
-    nbr_req_t *r = new_req(w, call, &rc, req);
-    if (!r)
-        return rc;
-    t->lock_ep = NULL;
-    w->nlocked--;
-    nbr_epoch_close(w, e, r);
-    nbr_epoch_kick(w, e);
-    return conclude(r, req);
+    return close_lock_epoch(w, call, e, req);
 }
 
 static int ilock_all(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
@@ -358,14 +386,7 @@ static int iunlock_all(nbr_win_t *w, const char *call, MPI_Request *req)
     nbr_epoch_t *e = w->all_ep;
     if (!e)
         return nbr_err(w, call, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all was not called");
-    int rc;
-    nbr_req_t *r = new_req(w, call, &rc, req);
-    if (!r)
-        return rc;
-    w->all_ep = NULL;
-    nbr_epoch_close(w, e, r);
-    nbr_epoch_kick(w, e);
-    return conclude(r, req);
+    return close_lock_epoch(w, call, e, req);
 }
 
 /* Flush (000 §VII-C): over shared memory a call of a ready epoch is complete when it returns,
