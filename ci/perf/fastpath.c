@@ -4,7 +4,8 @@
  *   fastpath ops N     one process, an allocated window of 64 doubles; N calls each of MPI_Put,
  *                      MPI_Get, MPI_Accumulate(SUM), MPI_Fetch_and_op(SUM) and
  *                      MPI_Compare_and_swap under lock_all, then N (MPI_Put + MPI_Win_flush)
- *                      pairs, then N (MPI_Win_lock exclusive + MPI_Win_unlock) pairs on itself.
+ *                      pairs, then N (MPI_Win_lock exclusive + MPI_Win_unlock) pairs on itself,
+ *                      then N (MPI_Win_lock_all + MPI_Win_unlock_all) pairs.
  *                      Run under callgrind twice with different N: the difference of the
  *                      inclusive cost per function, divided by the difference of N, is the
  *                      instruction count of one call, free of first-call and setup costs.
@@ -65,6 +66,10 @@ static int run_ops(long n)
     for (long i = 0; i < n; i++) {
         CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
         CHECK(MPI_Win_unlock(0, win));
+    }
+    for (long i = 0; i < n; i++) {
+        CHECK(MPI_Win_lock_all(0, win));
+        CHECK(MPI_Win_unlock_all(win));
     }
     int ok = base[0] == 1.0 && base[8] == (double)n && base[9] == (double)n && base[11] == 1.0;
     long cell;

@@ -3,9 +3,10 @@
 
 Costs that do not depend on machine noise, measured on one process:
   * instructions per call on the reference's fast paths (put, get, accumulate, fetch_and_op,
-    compare_and_swap, put+flush's flush, lock+unlock), counted by callgrind: nbrma-fastpath
-    runs twice with different call counts N1 < N2 and each operation's cost is the difference
-    of its function's inclusive cost divided by N2 - N1 (setup and first calls cancel out);
+    compare_and_swap, put+flush's flush, lock+unlock, lock_all+unlock_all), counted by
+    callgrind: nbrma-fastpath runs twice with different call counts N1 < N2 and each
+    operation's cost is the difference of its function's inclusive cost divided by N2 - N1
+    (setup and first calls cancel out);
   * heap bytes one window of each flavour costs under the reference, the vendor window it keeps
     underneath included (glibc mallinfo2 around MPI_Win_create / _allocate / _create_dynamic).
 
@@ -40,6 +41,7 @@ OPS = {
     "compare_and_swap": (("MPI_Compare_and_swap",), 1, "instr"),
     "flush": (("MPI_Win_flush",), 1, "instr"),
     "lock_unlock": (("MPI_Win_lock", "MPI_Win_unlock"), 1, "instr"),
+    "lock_all_unlock_all": (("MPI_Win_lock_all", "MPI_Win_unlock_all"), 1, "instr"),
 }
 FLAVOURS = ("create", "allocate", "dynamic")
 # Default tolerances: a few instructions or 5 %, whichever is larger; heap bytes 64 B or 5 %.
