@@ -53,7 +53,104 @@ static int to_world(MPI_Comm comm, int r);
 static MPI_Comm wshadow = MPI_COMM_NULL;
 static long win_counter;
 
+/* ---- handle tables -------------------------------------------------------------------------
+ * Requests and matched messages are looked up by their handle at every completion: a hash table
+ * keyed by the handle's bytes (an int in MPICH, a pointer in Open MPI), chained, growing with
+ * its entries, O(1) expected per insert, find and delete. Entries embed rc_hnode_t first. */
+_Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request wider than 64 bits");
+_Static_assert(sizeof(MPI_Message) <= sizeof(uint64_t), "MPI_Message wider than 64 bits");
+
+typedef struct rc_hnode {
+    struct rc_hnode *next;
+    uint64_t key;
+} rc_hnode_t;
+
 typedef struct {
+    rc_hnode_t **b;
+    size_t nb, n; /* buckets (a power of two), entries */
+} rc_htab_t;
+
+static uint64_t req_key(MPI_Request r)
+{
+    uint64_t k = 0;
+    memcpy(&k, &r, sizeof r);
+    return k;
+}
+
+static uint64_t msg_key(MPI_Message m)
+{
+    uint64_t k = 0;
+    memcpy(&k, &m, sizeof m);
+    return k;
+}
+
+static size_t ht_index(const rc_htab_t *t, uint64_t k)
+{
+    k ^= k >> 33; /* murmur3's finalizer: handles are small ints or aligned pointers */
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return (size_t)k & (t->nb - 1);
+}
+
+static rc_hnode_t *ht_find(const rc_htab_t *t, uint64_t k)
+{
+    if (!t->n)
+        return NULL;
+    for (rc_hnode_t *e = t->b[ht_index(t, k)]; e; e = e->next)
+        if (e->key == k)
+            return e;
+    return NULL;
+}
+
+/* Unlinks and returns the entry with key k (NULL: none); the caller frees it. */
+static rc_hnode_t *ht_remove(rc_htab_t *t, uint64_t k)
+{
+    if (!t->n)
+        return NULL;
+    for (rc_hnode_t **l = &t->b[ht_index(t, k)]; *l; l = &(*l)->next)
+        if ((*l)->key == k) {
+            rc_hnode_t *e = *l;
+            *l = e->next;
+            t->n--;
+            return e;
+        }
+    return NULL;
+}
+
+/* Links e (its key set, not present yet); 0 when there is no memory for the first buckets. A
+ * failed growth keeps the table as it is: longer chains, nothing lost. */
+static int ht_insert(rc_htab_t *t, rc_hnode_t *e)
+{
+    if (t->n >= t->nb) {
+        size_t nb = t->nb ? 2 * t->nb : 64;
+        rc_hnode_t **b = calloc(nb, sizeof *b);
+        if (b) {
+            rc_htab_t g = {b, nb, 0};
+            for (size_t i = 0; i < t->nb; i++)
+                for (rc_hnode_t *x = t->b[i], *nx; x; x = nx) {
+                    nx = x->next;
+                    size_t j = ht_index(&g, x->key);
+                    x->next = b[j];
+                    b[j] = x;
+                }
+            free(t->b);
+            t->b = b;
+            t->nb = nb;
+        } else if (!t->nb) {
+            return 0;
+        }
+    }
+    size_t j = ht_index(t, e->key);
+    e->next = t->b[j];
+    t->b[j] = e;
+    t->n++;
+    return 1;
+}
+
+typedef struct {
+    rc_hnode_t h;      /* key: the request handle */
     MPI_Request req;
     int widx;
     int sync;          /* 1: a nonblocking synchronization call, 0: a request-based operation,
@@ -73,8 +170,7 @@ typedef struct {
     uint64_t *pvc;
     int nprq;
 } rc_req_t;
-static rc_req_t *reqs;
-static int nreqs, capreqs;
+static rc_htab_t reqs; /* the requests whose completion is followed */
 
 typedef struct {
     MPI_Request r;
@@ -359,28 +455,24 @@ static void req_drop(rc_req_t *e)
     req_bufs_free(e);
 }
 
-static void req_track(MPI_Request r, int widx, int sync, const char *call, int target)
+/* Follows request r; returns its entry (for the caller's extra fields) or NULL when it is not
+ * followed (MPI_REQUEST_NULL, no memory). */
+static rc_req_t *req_track(MPI_Request r, int widx, int sync, const char *call, int target)
 {
     if (r == MPI_REQUEST_NULL)
-        return;
+        return NULL;
     /* MPI hands out a handle again only once the request it named is gone: an entry with this
      * handle is one whose completion we did not see (MPI_Request_free, a completion inside the
      * library). Drop it, or its call would be logged at this request's completion. */
-    for (int i = 0; i < nreqs; i++)
-        if (reqs[i].req == r) {
-            req_drop(&reqs[i]);
-            reqs[i] = reqs[--nreqs];
-            break;
-        }
-    if (nreqs == capreqs) {
-        int nc = capreqs ? 2 * capreqs : 64;
-        rc_req_t *p = realloc(reqs, (size_t)nc * sizeof *p);
-        if (!p)
-            return;
-        reqs = p;
-        capreqs = nc;
+    rc_req_t *old = (rc_req_t *)ht_remove(&reqs, req_key(r));
+    if (old) {
+        req_drop(old);
+        free(old);
     }
-    rc_req_t *e = &reqs[nreqs++];
+    rc_req_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->h.key = req_key(r);
     e->vcreq = MPI_REQUEST_NULL;
     e->vcbuf = NULL;
     e->comm = MPI_COMM_NULL;
@@ -394,6 +486,11 @@ static void req_track(MPI_Request r, int widx, int sync, const char *call, int t
     e->sync = sync;
     e->target = target;
     snprintf(e->call, sizeof e->call, "%s", call);
+    if (!ht_insert(&reqs, &e->h)) {
+        free(e);
+        return NULL;
+    }
+    return e;
 }
 
 static int *ints_dup(const int *a, int n)
@@ -406,11 +503,10 @@ static int *ints_dup(const int *a, int n)
 
 /* What a nonblocking closing call must remember (see rc_req_t); the fence's clock exchange starts
  * at the call, when every member makes its calls in the same order, and joins at completion. */
-static void req_take_epoch(MPI_Request r, int widx, const char *call)
+static void req_take_epoch(rc_req_t *e, int widx, const char *call)
 {
-    if (nreqs == 0 || reqs[nreqs - 1].req != r)
+    if (!e)
         return;
-    rc_req_t *e = &reqs[nreqs - 1];
     rc_win_t *W = &wins[widx];
     if (strcmp(call, "MPIX_Win_icomplete") == 0) {
         /* The clock goes to the targets now: waiting for this request to complete before sending
@@ -1296,8 +1392,7 @@ int MPI_Win_sync(MPI_Win w)
         char gs[1024] = "-";                                                                       \
         GROUP;                                                                                     \
         sync_record(widx, #NAME, TARGET, A1, A2, gs, *req, PC);                                    \
-        req_track(*req, widx, 1, #NAME, TARGET);                                                   \
-        req_take_epoch(*req, widx, #NAME);                                                         \
+        req_take_epoch(req_track(*req, widx, 1, #NAME, TARGET), widx, #NAME);                      \
         if (strstr(#NAME, "unlock") || strstr(#NAME, "flush") || strstr(#NAME, "complete") ||     \
             strstr(#NAME, "fence"))                                                                \
             rc_inflight_mark_closing(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1);             \
@@ -1359,16 +1454,11 @@ static void p2p_recv_edge(MPI_Comm comm, const MPI_Status *st)
 
 static void req_done(MPI_Request r, const MPI_Status *st)
 {
-    int k = -1;
-    for (int i = 0; i < nreqs; i++)
-        if (reqs[i].req == r) {
-            k = i;
-            break;
-        }
-    if (k < 0)
+    rc_req_t *ep = (rc_req_t *)ht_remove(&reqs, req_key(r));
+    if (!ep)
         return;
-    rc_req_t e = reqs[k];
-    reqs[k] = reqs[--nreqs];
+    rc_req_t e = *ep; /* out of the table first: what follows may follow other requests */
+    free(ep);
     if (e.sync == 3) {
         if (st)
             p2p_recv_edge(e.comm, st);
@@ -1414,13 +1504,7 @@ static void req_done(MPI_Request r, const MPI_Status *st)
         RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
 }
 
-static int tracked(MPI_Request r)
-{
-    for (int i = 0; i < nreqs; i++)
-        if (reqs[i].req == r)
-            return 1;
-    return 0;
-}
+static int tracked(MPI_Request r) { return ht_find(&reqs, req_key(r)) != NULL; }
 
 /* The family passes each completed request's status to req_done (a receive needs its source
  * and tag); where the application ignores statuses, the wrappers ask for them anyway. */
@@ -1608,6 +1692,38 @@ COLL(MPI_Scatter,
 COLL(MPI_Alltoall,
      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, MPI_Comm comm),
      (s, sc, st, r, rc_, rt, comm))
+COLL(MPI_Allgatherv,
+     (const void *s, int sc, MPI_Datatype st, void *r, const int rcs[], const int rd[],
+      MPI_Datatype rt, MPI_Comm comm),
+     (s, sc, st, r, rcs, rd, rt, comm))
+COLL(MPI_Gatherv,
+     (const void *s, int sc, MPI_Datatype st, void *r, const int rcs[], const int rd[],
+      MPI_Datatype rt, int root, MPI_Comm comm),
+     (s, sc, st, r, rcs, rd, rt, root, comm))
+COLL(MPI_Scatterv,
+     (const void *s, const int scs[], const int sd[], MPI_Datatype st, void *r, int rc_,
+      MPI_Datatype rt, int root, MPI_Comm comm),
+     (s, scs, sd, st, r, rc_, rt, root, comm))
+COLL(MPI_Alltoallv,
+     (const void *s, const int scs[], const int sd[], MPI_Datatype st, void *r, const int rcs[],
+      const int rd[], MPI_Datatype rt, MPI_Comm comm),
+     (s, scs, sd, st, r, rcs, rd, rt, comm))
+COLL(MPI_Alltoallw,
+     (const void *s, const int scs[], const int sd[], const MPI_Datatype sts[], void *r,
+      const int rcs[], const int rd[], const MPI_Datatype rts[], MPI_Comm comm),
+     (s, scs, sd, sts, r, rcs, rd, rts, comm))
+COLL(MPI_Reduce_scatter,
+     (const void *s, void *r, const int rcs[], MPI_Datatype t, MPI_Op op, MPI_Comm comm),
+     (s, r, rcs, t, op, comm))
+COLL(MPI_Reduce_scatter_block,
+     (const void *s, void *r, int rc_, MPI_Datatype t, MPI_Op op, MPI_Comm comm),
+     (s, r, rc_, t, op, comm))
+/* A scan orders each member only after the lower ranks; the join of all members' clocks gives
+ * more order than that (a missed race at worst, never a false alarm), as Reduce and Gather do. */
+COLL(MPI_Scan, (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm),
+     (s, r, c, t, op, comm))
+COLL(MPI_Exscan, (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm),
+     (s, r, c, t, op, comm))
 
 static int to_world(MPI_Comm comm, int r)
 {
@@ -1718,20 +1834,45 @@ int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, M
     int rc = next_MPI_Irecv(b, c, t, src, tag, comm, rq);
     if (rc_active && !rc_inside && rc == MPI_SUCCESS && src != MPI_PROC_NULL &&
         wshadow != MPI_COMM_NULL) {
-        req_track(*rq, -1, 3, "MPI_Irecv", -1);
-        if (nreqs > 0 && reqs[nreqs - 1].req == *rq)
-            reqs[nreqs - 1].comm = comm;
+        rc_req_t *e = req_track(*rq, -1, 3, "MPI_Irecv", -1);
+        if (e)
+            e->comm = comm;
     }
     return rc;
 }
 
-/* Persistent sends: remembered at initialization, their clock sent at each start. */
+/* Persistent requests, remembered at initialization: a send sends its clock at each start; a
+ * receive is followed from each start to its completion like an MPI_Irecv (its completion
+ * consumes the sender's clock), however often it is restarted. */
 typedef struct {
-    MPI_Request r;
+    rc_hnode_t h; /* key: the request handle */
+    int recv;     /* 0: a send to world rank wd with tag; 1: a receive on comm */
     int wd, tag;
-} rc_psend_t;
-static rc_psend_t *psends;
-static int npsends, cappsends;
+    MPI_Comm comm;
+} rc_preq_t;
+static rc_htab_t preqs;
+
+static void preq_add(MPI_Request r, int recv, int wd, int tag, MPI_Comm comm)
+{
+    if (r == MPI_REQUEST_NULL || (!recv && wd == MPI_UNDEFINED))
+        return;
+    /* a handle reused after MPI_Request_free: the entry is overwritten */
+    rc_preq_t *p = (rc_preq_t *)ht_find(&preqs, req_key(r));
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        if (!p)
+            return;
+        p->h.key = req_key(r);
+        if (!ht_insert(&preqs, &p->h)) {
+            free(p);
+            return;
+        }
+    }
+    p->recv = recv;
+    p->wd = wd;
+    p->tag = tag;
+    p->comm = comm;
+}
 
 #define SEND_INIT(NAME)                                                                            \
     int NAME ISEND_DECL                                                                            \
@@ -1740,46 +1881,41 @@ static int npsends, cappsends;
         int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
         if (rc == MPI_SUCCESS && rc_active && !rc_inside && dest != MPI_PROC_NULL &&               \
             wshadow != MPI_COMM_NULL)                                                              \
-            psend_add(*rq, to_world(comm, dest), tag);                                             \
+            preq_add(*rq, 0, to_world(comm, dest), tag, MPI_COMM_NULL);                            \
         return rc;                                                                                 \
     }
-
-static void psend_add(MPI_Request r, int wd, int tag)
-{
-    if (wd == MPI_UNDEFINED)
-        return;
-    for (int i = 0; i < npsends; i++)
-        if (psends[i].r == r) { /* a handle reused after MPI_Request_free */
-            psends[i].wd = wd;
-            psends[i].tag = tag;
-            return;
-        }
-    if (npsends == cappsends) {
-        int nc = cappsends ? 2 * cappsends : 16;
-        rc_psend_t *p = realloc(psends, (size_t)nc * sizeof *p);
-        if (!p)
-            return;
-        psends = p;
-        cappsends = nc;
-    }
-    psends[npsends++] = (rc_psend_t){r, wd, tag};
-}
 
 SEND_INIT(MPI_Send_init)
 SEND_INIT(MPI_Ssend_init)
 SEND_INIT(MPI_Bsend_init)
 SEND_INIT(MPI_Rsend_init)
 
-static void psend_started(MPI_Request r)
+int MPI_Recv_init(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm,
+                  MPI_Request *rq)
 {
-    for (int i = 0; i < npsends; i++)
-        if (psends[i].r == r) {
-            char v[256];
-            rc_tick();
-            rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), psends[i].wd);
-            send_vc(psends[i].wd, psends[i].tag, wshadow);
-            return;
-        }
+    NEXT(MPI_Recv_init);
+    int rc = next_MPI_Recv_init(b, c, t, src, tag, comm, rq);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside && src != MPI_PROC_NULL &&
+        wshadow != MPI_COMM_NULL)
+        preq_add(*rq, 1, MPI_UNDEFINED, tag, comm);
+    return rc;
+}
+
+static void preq_started(MPI_Request r)
+{
+    rc_preq_t *p = (rc_preq_t *)ht_find(&preqs, req_key(r));
+    if (!p)
+        return;
+    if (p->recv) {
+        rc_req_t *e = req_track(r, -1, 3, "MPI_Recv_init", -1);
+        if (e)
+            e->comm = p->comm;
+        return;
+    }
+    char v[256];
+    rc_tick();
+    rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), p->wd);
+    send_vc(p->wd, p->tag, wshadow);
 }
 
 int MPI_Start(MPI_Request *r)
@@ -1787,7 +1923,7 @@ int MPI_Start(MPI_Request *r)
     NEXT(MPI_Start);
     int rc = next_MPI_Start(r);
     if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
-        psend_started(*r);
+        preq_started(*r);
     return rc;
 }
 
@@ -1797,21 +1933,109 @@ int MPI_Startall(int n, MPI_Request r[])
     int rc = next_MPI_Startall(n, r);
     if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
         for (int i = 0; i < n; i++)
-            psend_started(r[i]);
+            preq_started(r[i]);
     return rc;
 }
 
+/* A freed persistent request is forgotten. A freed active receive (persistent or not) stays
+ * followed until MPI hands its handle out again (req_track); its completion is not seen. */
 int MPI_Request_free(MPI_Request *r)
 {
     NEXT(MPI_Request_free);
     MPI_Request s = *r;
     int rc = next_MPI_Request_free(r);
     if (rc == MPI_SUCCESS)
-        for (int i = 0; i < npsends; i++)
-            if (psends[i].r == s) {
-                psends[i] = psends[--npsends];
-                break;
-            }
+        free(ht_remove(&preqs, req_key(s)));
+    return rc;
+}
+
+/* Matched probes: the message handle an MPI_Mprobe/MPI_Improbe returns remembers its
+ * communicator until MPI_Mrecv/MPI_Imrecv receives it; the receive consumes the sender's clock
+ * (MPI_Mrecv on return, MPI_Imrecv when its request completes). MPI_Probe and MPI_Iprobe receive
+ * nothing and consume nothing. */
+typedef struct {
+    rc_hnode_t h; /* key: the message handle */
+    MPI_Comm comm;
+} rc_msg_t;
+static rc_htab_t msgs;
+
+static void msg_add(MPI_Message m, MPI_Comm comm)
+{
+    if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+        return;
+    rc_msg_t *p = (rc_msg_t *)ht_find(&msgs, msg_key(m));
+    if (!p) { /* else a handle whose receive we did not see: overwritten */
+        p = calloc(1, sizeof *p);
+        if (!p)
+            return;
+        p->h.key = msg_key(m);
+        if (!ht_insert(&msgs, &p->h)) {
+            free(p);
+            return;
+        }
+    }
+    p->comm = comm;
+}
+
+/* The communicator of message m, forgotten; MPI_COMM_NULL when m was not seen probed. */
+static MPI_Comm msg_take(MPI_Message m)
+{
+    if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+        return MPI_COMM_NULL;
+    rc_msg_t *p = (rc_msg_t *)ht_remove(&msgs, msg_key(m));
+    if (!p)
+        return MPI_COMM_NULL;
+    MPI_Comm c = p->comm;
+    free(p);
+    return c;
+}
+
+int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st)
+{
+    NEXT(MPI_Mprobe);
+    int rc = next_MPI_Mprobe(src, tag, comm, m, st);
+    if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
+        msg_add(*m, comm);
+    return rc;
+}
+
+int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *m, MPI_Status *st)
+{
+    NEXT(MPI_Improbe);
+    int rc = next_MPI_Improbe(src, tag, comm, flag, m, st);
+    if (rc == MPI_SUCCESS && *flag && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
+        msg_add(*m, comm);
+    return rc;
+}
+
+int MPI_Mrecv(void *b, int c, MPI_Datatype t, MPI_Message *m, MPI_Status *st)
+{
+    NEXT(MPI_Mrecv);
+    MPI_Message s = *m;
+    MPI_Status own;
+    MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    int rc = next_MPI_Mrecv(b, c, t, m, use);
+    if (rc_active && !rc_inside) {
+        MPI_Comm comm = msg_take(s);
+        if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+            p2p_recv_edge(comm, use);
+    }
+    return rc;
+}
+
+int MPI_Imrecv(void *b, int c, MPI_Datatype t, MPI_Message *m, MPI_Request *rq)
+{
+    NEXT(MPI_Imrecv);
+    MPI_Message s = *m;
+    int rc = next_MPI_Imrecv(b, c, t, m, rq);
+    if (rc_active && !rc_inside) {
+        MPI_Comm comm = msg_take(s);
+        if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL) {
+            rc_req_t *e = req_track(*rq, -1, 3, "MPI_Imrecv", -1);
+            if (e)
+                e->comm = comm;
+        }
+    }
     return rc;
 }
 
@@ -1829,10 +2053,10 @@ static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
     uint64_t *b = vc_iallreduce(comm, &vr);
     if (!b)
         return;
-    req_track(r, -1, 2, name, -1);
-    if (nreqs > 0 && reqs[nreqs - 1].req == r) {
-        reqs[nreqs - 1].vcreq = vr;
-        reqs[nreqs - 1].vcbuf = b;
+    rc_req_t *e = req_track(r, -1, 2, name, -1);
+    if (e) {
+        e->vcreq = vr;
+        e->vcbuf = b;
     } else {
         rc_wait(&vr);
         free(b);
@@ -1867,3 +2091,46 @@ ICOLL(MPI_Igather,
       (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, int root,
        MPI_Comm comm, MPI_Request *req),
       (s, sc, st, r, rc_, rt, root, comm, req))
+ICOLL(MPI_Iscatter,
+      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, int root,
+       MPI_Comm comm, MPI_Request *req),
+      (s, sc, st, r, rc_, rt, root, comm, req))
+ICOLL(MPI_Ialltoall,
+      (const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt, MPI_Comm comm,
+       MPI_Request *req),
+      (s, sc, st, r, rc_, rt, comm, req))
+ICOLL(MPI_Iallgatherv,
+      (const void *s, int sc, MPI_Datatype st, void *r, const int rcs[], const int rd[],
+       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req),
+      (s, sc, st, r, rcs, rd, rt, comm, req))
+ICOLL(MPI_Igatherv,
+      (const void *s, int sc, MPI_Datatype st, void *r, const int rcs[], const int rd[],
+       MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req),
+      (s, sc, st, r, rcs, rd, rt, root, comm, req))
+ICOLL(MPI_Iscatterv,
+      (const void *s, const int scs[], const int sd[], MPI_Datatype st, void *r, int rc_,
+       MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req),
+      (s, scs, sd, st, r, rc_, rt, root, comm, req))
+ICOLL(MPI_Ialltoallv,
+      (const void *s, const int scs[], const int sd[], MPI_Datatype st, void *r, const int rcs[],
+       const int rd[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *req),
+      (s, scs, sd, st, r, rcs, rd, rt, comm, req))
+ICOLL(MPI_Ialltoallw,
+      (const void *s, const int scs[], const int sd[], const MPI_Datatype sts[], void *r,
+       const int rcs[], const int rd[], const MPI_Datatype rts[], MPI_Comm comm,
+       MPI_Request *req),
+      (s, scs, sd, sts, r, rcs, rd, rts, comm, req))
+ICOLL(MPI_Ireduce_scatter,
+      (const void *s, void *r, const int rcs[], MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+       MPI_Request *req),
+      (s, r, rcs, t, op, comm, req))
+ICOLL(MPI_Ireduce_scatter_block,
+      (const void *s, void *r, int rc_, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+       MPI_Request *req),
+      (s, r, rc_, t, op, comm, req))
+ICOLL(MPI_Iscan,
+      (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request *req),
+      (s, r, c, t, op, comm, req))
+ICOLL(MPI_Iexscan,
+      (const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request *req),
+      (s, r, c, t, op, comm, req))
