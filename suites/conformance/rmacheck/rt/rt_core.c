@@ -322,13 +322,15 @@ static void access_slow(uintptr_t a, size_t n, int write, void *pc)
         rc_range_t *r = &ranges[i];
         if (a >= r->hi || a + n <= r->lo)
             continue;
-        uintptr_t oa = a - r->lo + r->oaddr;
+        /* a range access (memcpy, __tsan_*_range) may start before or end after the region */
+        uintptr_t lo = a > r->lo ? a : r->lo, hi = a + n < r->hi ? a + n : r->hi;
+        uintptr_t oa = lo - r->lo + r->oaddr, m = hi - lo;
         if (pend.valid && pend.write == write && pend.win == r->win && pend.owner == r->owner &&
-            pend.pc == (uintptr_t)pc && oa <= pend.hi && oa + n >= pend.lo) {
+            pend.pc == (uintptr_t)pc && oa <= pend.hi && oa + m >= pend.lo) {
             if (oa < pend.lo)
                 pend.lo = oa;
-            if (oa + n > pend.hi)
-                pend.hi = oa + n;
+            if (oa + m > pend.hi)
+                pend.hi = oa + m;
         } else {
             pend_flush_locked();
             pend.valid = 1;
@@ -336,7 +338,7 @@ static void access_slow(uintptr_t a, size_t n, int write, void *pc)
             pend.win = r->win;
             pend.owner = r->owner;
             pend.lo = oa;
-            pend.hi = oa + n;
+            pend.hi = oa + m;
             pend.pc = (uintptr_t)pc;
         }
         break;
@@ -372,6 +374,9 @@ HOOK(16)
 
 void __tsan_read_range(void *p, unsigned long n) { access_hook(p, n, 0, RA); }
 void __tsan_write_range(void *p, unsigned long n) { access_hook(p, n, 1, RA); }
+/* The same with the caller's pc: the memcpy/memset/memmove wrappers of rt_mem.c use them. */
+void __tsan_read_range_pc(void *p, unsigned long n, void *pc) { access_hook(p, n, 0, pc); }
+void __tsan_write_range_pc(void *p, unsigned long n, void *pc) { access_hook(p, n, 1, pc); }
 void __tsan_init(void) {}
 void __tsan_func_entry(void *pc) { (void)pc; }
 void __tsan_func_exit(void) {}
