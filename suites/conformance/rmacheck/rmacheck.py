@@ -181,6 +181,9 @@ class Analysis:
         self.exes = {}
         self.ops_by_seq = {}
         self.fence_ops = {}
+        # (rank, window) -> lock grants: {"ev": the event after which the lock is held, "after":
+        # the closing epochs the lock epoch was deferred behind} (libnbrma activates in order)
+        self.grants = {}
 
     def report(self, kind, win, target, lo, hi, a, b, msg):
         w = self.wins.get(win)
@@ -237,6 +240,7 @@ class Analysis:
                          "lock_all": None, "start": None, "post": None, "pending": [],
                          "epoch_no": 0, "fence_ops": 0, "last_close": None,
                          "closing": [], "after": [], "unclocked": []}
+                self.grants.setdefault((r, g), [])
             return st[g]
 
         for pos, line in enumerate(lines):
@@ -294,6 +298,8 @@ class Analysis:
                         cl = state(data[1])["closing"]
                         if data[4] in cl:
                             cl.remove(data[4])
+                    if data[0] == "other" and len(data) > 4 and data[4] is not None:
+                        data[4]["ev"] = ev  # the ilock/ilock_all request: the lock is granted
                     if data[0] == "op":
                         op = data[1]
                         op.lcomp = ev
@@ -407,12 +413,16 @@ class Analysis:
         w = self.wins[gid]
         # epochs of this origin may run out of order (MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER)
         aaar = bool(w.flags.get(r, 0) & FLAG_AAAR)
+        aaer = bool(w.flags.get(r, 0) & FLAG_AAER)
+        eaar = bool(w.flags.get(r, 0) & FLAG_EAAR)
 
         def close(target, remote=True):
             if nb and req:
                 covered = [op for op in s["pending"] if target is None or op.target == target]
-                token = {"ev": None}
-                if base != "MPI_Win_flush":
+                token = {"ev": None, "kind": ("serial" if base in ("MPI_Win_fence",
+                                                                   "MPI_Win_unlock_all")
+                                              else "access")}
+                if base not in ("MPI_Win_flush", "MPI_Win_flush_all"):
                     s["closing"].append(token)
                 for op in covered:
                     op.nbclose = ev
@@ -429,28 +439,43 @@ class Analysis:
             else:
                 self.complete(s, ev, target, remote)
 
-        def opened():
+        def opened(kind):
             # A deferred access epoch activates after the epochs still closing when it was
-            # opened have completed (000 §VII), unless MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER lets
-            # it pass them: their completion events order it.
-            s["after"] = [] if aaar else list(s["closing"])
+            # opened have completed (000 §VII), unless a reorder flag lets it pass them
+            # (MPIX_A_A_A_R an access epoch, MPIX_A_A_E_R an exposure epoch; no flag applies when
+            # either is a fence or lock_all epoch): their completion events order it. Each entry
+            # is (token, passable): whether a flag lets this epoch pass it.
+            s["after"] = [(tk, kind == "access" and (aaar if tk["kind"] == "access" else
+                                                     aaer if tk["kind"] == "exposure" else False))
+                          for tk in s["closing"]]
 
+        grant = None
+        if base in ("MPI_Win_lock", "MPI_Win_lock_all"):
+            # loads/stores after the lock is held follow what the lock epoch was deferred behind
+            # (a blocking MPI_Win_lock returns once held only on memory the caller can access;
+            # MPI_Win_lock_all always)
+            held = base == "MPI_Win_lock_all" or t == r or w.flavor in ("allocate", "shared")
+            grant = {"ev": ev if not nb and held else None, "after": None}
+            self.grants.setdefault((r, gid), []).append(grant)
         if nb and req and base == "MPI_Win_wait":
-            reqs[req] = ("close", gid, [], False)
+            token = {"ev": None, "kind": "exposure"}
+            s["closing"].append(token)
+            reqs[req] = ("close", gid, [], False, token)
         elif nb and req and base not in ("MPI_Win_unlock", "MPI_Win_unlock_all", "MPI_Win_flush",
                                        "MPI_Win_flush_all", "MPI_Win_flush_local",
                                        "MPI_Win_flush_local_all", "MPI_Win_fence",
                                        "MPI_Win_complete"):
-            reqs[req] = ("other", gid, [], False)
-        if base in ("MPI_Win_fence", "MPI_Win_complete") and s["unclocked"]:
+            reqs[req] = ("other", gid, [], False, grant)
+        if base in ("MPI_Win_fence", "MPI_Win_complete", "MPI_Win_post") and s["unclocked"]:
             # Operations an earlier nonblocking unlock closed complete before this epoch
-            # activates (without the reorder flag), hence before this call's clock, shipped to
-            # the other ranks, is joined by their fence or wait completion.
-            if not aaar:
+            # activates (without the reorder flag: MPIX_A_A_A_R for complete, MPIX_E_A_A_R for
+            # post, none for fence), hence before this call's clock, shipped to the other ranks,
+            # is joined by their fence, wait or start completion.
+            if base == "MPI_Win_fence" or not (eaar if base == "MPI_Win_post" else aaar):
                 for op in s["unclocked"]:
                     if op.comp2 is None:
                         op.comp2 = ev
-            s["unclocked"] = []
+                s["unclocked"] = []
         if base == "MPI_Win_fence":
             if a1 & MODE_NOPRECEDE and s["fence_ops"] > 0:
                 self.misuse(ev, gid, "MPI_Win_fence(MPI_MODE_NOPRECEDE) after %d RMA operations"
@@ -458,7 +483,7 @@ class Analysis:
             close(None)
             s["fence_no"] += 1
             s["fence_ops"] = 0
-            opened()
+            opened("serial")
             self.fence_asserts.setdefault((gid, s["fence_no"]), {})[r] = a1
             s["fence"] = not (a1 & MODE_NOSUCCEED)
             s["nosucceed"] = bool(a1 & MODE_NOSUCCEED)
@@ -468,14 +493,16 @@ class Analysis:
                             " (nested lock)" % (call, t))
             s["epoch_no"] += 1
             s["locks"][t] = (a2 == 1, ev, s["epoch_no"])
-            opened()
+            opened("access")
+            grant["after"] = s["after"]
             s["nosucceed"] = False
         elif base == "MPI_Win_lock_all":
             if s["locks"] or s["lock_all"] is not None:
                 self.misuse(ev, gid, "%s while a lock epoch is already open (nested lock)" % call)
             s["epoch_no"] += 1
             s["lock_all"] = (ev, s["epoch_no"])
-            opened()
+            opened("serial")
+            grant["after"] = s["after"]
             s["nosucceed"] = False
         elif base == "MPI_Win_unlock":
             if t not in s["locks"]:
@@ -502,7 +529,7 @@ class Analysis:
                 self.misuse(ev, gid, "%s while an access epoch from MPI_Win_start is open" % call)
             s["epoch_no"] += 1
             s["start"] = (grp, ev, s["epoch_no"])
-            opened()
+            opened("access")
             for tt in grp:
                 self.starts.setdefault((gid, r, tt), []).append(ev)
             s["nosucceed"] = False
@@ -600,7 +627,9 @@ class Analysis:
                 return False
         return hb(c, e)
 
-    def ordered(self, x, y):
+    def ordered(self, x, y, flags=True):
+        """x and y are ordered; flags=False: as if the window had no reorder flag (a pair that is
+        ordered only then is a nonblocking-epoch hazard)."""
         if self.done_before(x, y.ev):
             return True
         if self.done_before(y, x.ev):
@@ -617,17 +646,22 @@ class Analysis:
             return True
         # an epoch deferred behind closing ones starts after they completed
         for a, b in ((x, y), (y, x)):
-            if any(self.done_before(b, tk["ev"]) for tk in a.after):
+            if any(self.done_before(b, tk["ev"]) for tk, passable in a.after
+                   if not (passable and flags)):
                 return True
         # exposure epochs of one target run in order unless E_A_E_R lets them overlap
         if (x.post_ev is not None and y.post_ev is not None and x.post_ev is not y.post_ev and
-                not self.wins[x.win].flags.get(x.target, 0) & FLAG_EAER):
+                not (flags and self.wins[x.win].flags.get(x.target, 0) & FLAG_EAER)):
             return True
         if x.ev.rank == y.ev.rank and ex[:2] != ey[:2]:
             first, second = (x, y) if x.ev.pos < y.ev.pos else (y, x)
-            flags = self.wins[x.win].flags.get(x.ev.rank, 0)
-            if first.nbclose is not None and not flags & FLAG_AAAR:
-                return True  # deferred epochs activate in order without the reorder flag
+            wf = self.wins[x.win].flags.get(x.ev.rank, 0) if flags else 0
+            # deferred epochs activate in order without the reorder flag, and always when either
+            # is a fence or lock_all epoch
+            if first.nbclose is not None and (not wf & FLAG_AAAR or
+                                              "fence" in (ex[0], ey[0]) or
+                                              "lock_all" in (ex[0], ey[0])):
+                return True
         return False
 
     def compatible(self, x, y):
@@ -666,14 +700,27 @@ class Analysis:
                         continue
                     a, b = (x, y) if (x.ev.rank, x.ev.pos) < (y.ev.rank, y.ev.pos) else (y, x)
                     kind = "conflicting-rma"
-                    if a.ev.rank == b.ev.rank and a.epoch_no[:2] != b.epoch_no[:2]:
-                        kind = "nonblocking-epoch"
                     what = "%s and %s touch overlapping bytes without an ordering point" % (
                         a.call, b.call)
-                    if kind == "nonblocking-epoch":
-                        what += " (epochs reordered by MPIX_WIN_ACCESS_AFTER_ACCESS_REORDER)"
+                    if self.ordered(x, y, flags=False):
+                        kind = "nonblocking-epoch"
+                        what += " (epochs reordered by a reorder flag of the window)"
+                    elif a.ev.rank == b.ev.rank and a.epoch_no[:2] != b.epoch_no[:2]:
+                        kind = "nonblocking-epoch"
                     self.report(kind, gid, t, max(lo, lo2), min(hi, hi2), self.desc_op(a),
                                 self.desc_op(b), what)
+
+    def after_grant(self, l, x):
+        """l follows, on its rank, the grant of a lock whose epoch was deferred behind a closing
+        epoch that completed after x did (libnbrma activates epochs in order, and grants a lock
+        only once its epoch is active)."""
+        for g in self.grants.get((l.ev.rank, l.win), []):
+            if g["ev"] is None or g["ev"].pos > l.ev.pos or not g["after"]:
+                continue
+            if any(tk["ev"] is not None and self.done_before(x, tk["ev"])
+                   for tk, passable in g["after"] if not passable):
+                return True
+        return False
 
     def check_local(self):
         groups = {}
@@ -692,8 +739,11 @@ class Analysis:
                     continue
                 if x.post_ev is not None and hb_ls(l.ev, x.post_ev):
                     continue  # before the post that exposed the window to x's epoch
-                if any(tk["ev"] is not None and hb_ls(l.ev, tk["ev"]) for tk in x.after):
+                if any(tk["ev"] is not None and hb_ls(l.ev, tk["ev"])
+                       for tk, passable in x.after if not passable):
                     continue  # before the completion x's deferred epoch waited for
+                if self.after_grant(l, x):
+                    continue
                 lx = l.ev.f[0]
                 ex = x.epoch_no
                 if x.ev.rank != l.ev.rank and lx is not None and ex[0] in ("lock", "lock_all") and (
