@@ -149,6 +149,76 @@ static int ht_insert(rc_htab_t *t, rc_hnode_t *e)
     return 1;
 }
 
+/* ---- clock channels of point-to-point messages ---------------------------------------------
+ * A message's clock travels on a duplicate of its communicator, its *channel*, with the message's
+ * own ranks and tag, so that clocks pair with messages exactly as MPI pairs the messages: a
+ * receiver that takes the messages of two communicators with the same source and tag in another
+ * order than they were sent joins the right clocks (one world-wide channel paired them in send
+ * order). Every communicator the program builds through a constructor wrapped below gets its
+ * channel then (a collective over the new communicator, made by all its members like the
+ * constructor) and loses it in MPI_Comm_free/MPI_Comm_disconnect; MPI_COMM_WORLD's channel is
+ * wshadow. Communicators built elsewhere (MPI_Comm_idup, dynamic processes) use wshadow with
+ * ranks translated to MPI_COMM_WORLD, as every communicator did before, and an intercommunicator
+ * there carries no clock. Every member of a communicator decides alike, so a clock is always
+ * received where it was sent. */
+typedef struct {
+    rc_hnode_t h; /* key: the communicator handle */
+    MPI_Comm shadow;
+} rc_chan_t;
+static rc_htab_t chans;
+
+static uint64_t comm_key(MPI_Comm c)
+{
+    uint64_t k = 0;
+    memcpy(&k, &c, sizeof c);
+    return k;
+}
+_Static_assert(sizeof(MPI_Comm) <= sizeof(uint64_t), "MPI_Comm wider than 64 bits");
+
+/* The channel of comm, and rank r of comm as a rank of it; MPI_COMM_NULL: no clock travels. */
+static MPI_Comm chan_of(MPI_Comm comm, int r, int *cr)
+{
+    *cr = r;
+    if (comm == MPI_COMM_WORLD)
+        return wshadow;
+    rc_chan_t *c = (rc_chan_t *)ht_find(&chans, comm_key(comm));
+    if (c)
+        return c->shadow;
+    *cr = to_world(comm, r);
+    return *cr == MPI_UNDEFINED ? MPI_COMM_NULL : wshadow;
+}
+
+/* comm is gone, or its handle names a communicator without a channel from now on. */
+static void chan_drop(MPI_Comm comm)
+{
+    rc_chan_t *c = (rc_chan_t *)ht_remove(&chans, comm_key(comm));
+    if (c) {
+        PMPI_Comm_free(&c->shadow);
+        free(c);
+    }
+}
+
+/* A constructor returned comm (collective over comm's members, who all come here). */
+static void chan_new(MPI_Comm comm)
+{
+    if (!rc_active || rc_inside || comm == MPI_COMM_NULL || wshadow == MPI_COMM_NULL)
+        return;
+    chan_drop(comm); /* a handle MPI reused after a free we did not see */
+    rc_chan_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return;
+    c->h.key = comm_key(comm);
+    /* a failing dup fails on every member alike (context ids are agreed collectively) */
+    if (PMPI_Comm_dup(comm, &c->shadow) != MPI_SUCCESS) {
+        free(c);
+        return;
+    }
+    if (!ht_insert(&chans, &c->h)) {
+        PMPI_Comm_free(&c->shadow);
+        free(c);
+    }
+}
+
 typedef struct {
     rc_hnode_t h;      /* key: the request handle */
     MPI_Request req;
@@ -1435,21 +1505,22 @@ NBSYNC(MPIX_Win_iflush_local_all, (MPI_Win w, MPI_Request *req), (w, req), -1, 0
 
 /* ---- request completion ------------------------------------------------------------------- */
 
-/* The clock of the send a completed receive matched (sent on the world shadow with the
- * message's tag, see P2P_SEND). A cancelled receive, or one from MPI_PROC_NULL, matched none. */
+/* The clock of the send a completed receive matched (sent on the communicator's channel with
+ * the message's tag, see P2P_SEND). A cancelled receive, or one from MPI_PROC_NULL, matched
+ * none. */
 static void p2p_recv_edge(MPI_Comm comm, const MPI_Status *st)
 {
-    int cancelled = 0;
+    int cancelled = 0, cs;
     if (wshadow == MPI_COMM_NULL || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0 ||
         PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled)
         return;
-    int ws = to_world(comm, st->MPI_SOURCE);
-    if (ws == MPI_UNDEFINED)
+    MPI_Comm ch = chan_of(comm, st->MPI_SOURCE, &cs);
+    if (ch == MPI_COMM_NULL)
         return;
-    recv_vc(ws, st->MPI_TAG, wshadow);
+    recv_vc(cs, st->MPI_TAG, ch);
     char v[256];
     rc_tick();
-    rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), ws);
+    rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), cs);
 }
 
 static void req_done(MPI_Request r, const MPI_Status *st)
@@ -1745,27 +1816,30 @@ static int to_world(MPI_Comm comm, int r)
  * receive would wait for a clock nobody sends (an MPI_Ssend matched by an MPI_Recv hung under
  * the first runtime). Blocking sends send it on return, nonblocking ones at the call (the
  * message's content is fixed then), persistent ones at each MPI_Start. */
-static int p2p_send_pre(int dest, MPI_Comm comm, const char *what)
+static int p2p_send_pre(int dest, MPI_Comm comm, const char *what, MPI_Comm *ch)
 {
+    *ch = MPI_COMM_NULL;
     if (!rc_active || rc_inside || dest == MPI_PROC_NULL || wshadow == MPI_COMM_NULL)
         return MPI_UNDEFINED;
-    int wd = to_world(comm, dest);
-    if (wd != MPI_UNDEFINED) {
-        char v[256];
-        rc_tick();
-        rc_log("p2p %s %s %d\n", rc_vc(v, sizeof v), what, wd);
-    }
-    return wd;
+    int cd;
+    *ch = chan_of(comm, dest, &cd);
+    if (*ch == MPI_COMM_NULL)
+        return MPI_UNDEFINED;
+    char v[256];
+    rc_tick();
+    rc_log("p2p %s %s %d\n", rc_vc(v, sizeof v), what, cd);
+    return cd;
 }
 
 #define P2P_SEND(NAME, ARGS_DECL, ARGS)                                                            \
     int NAME ARGS_DECL                                                                             \
     {                                                                                              \
         NEXT(NAME);                                                                                \
-        int wd = p2p_send_pre(dest, comm, "send");                                                 \
+        MPI_Comm ch;                                                                               \
+        int cd = p2p_send_pre(dest, comm, "send", &ch);                                            \
         int rc = next_##NAME ARGS;                                                                 \
-        if (wd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
-            send_vc(wd, tag, wshadow);                                                             \
+        if (cd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
+            send_vc(cd, tag, ch);                                                                  \
         return rc;                                                                                 \
     }
 #define BSEND_DECL (const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
@@ -1792,13 +1866,14 @@ int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MP
     return rc;
 }
 
-/* After a send-receive: the clock to dest (wd from p2p_send_pre), and the source's joined. */
-static void sendrecv_edges(int wd, int stag, MPI_Comm comm, int rc, const MPI_Status *s)
+/* After a send-receive: the clock to dest (cd, ch from p2p_send_pre), and the source's joined. */
+static void sendrecv_edges(int cd, MPI_Comm ch, int stag, MPI_Comm comm, int rc,
+                           const MPI_Status *s)
 {
     if (!rc_active || rc_inside || rc != MPI_SUCCESS)
         return;
-    if (wd != MPI_UNDEFINED)
-        send_vc(wd, stag, wshadow);
+    if (cd != MPI_UNDEFINED)
+        send_vc(cd, stag, ch);
     p2p_recv_edge(comm, s);
 }
 
@@ -1807,11 +1882,12 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, v
 {
     NEXT(MPI_Sendrecv);
     MPI_Status s;
-    int wd = p2p_send_pre(dest, comm, "sendrecv");
+    MPI_Comm ch;
+    int cd = p2p_send_pre(dest, comm, "sendrecv", &ch);
     int rc = next_MPI_Sendrecv(sb, sc, stt, dest, stag, rb, rc_, rt, src, rtag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
-    sendrecv_edges(wd, stag, comm, rc, &s);
+    sendrecv_edges(cd, ch, stag, comm, rc, &s);
     return rc;
 }
 
@@ -1820,11 +1896,12 @@ int MPI_Sendrecv_replace(void *b, int c, MPI_Datatype t, int dest, int stag, int
 {
     NEXT(MPI_Sendrecv_replace);
     MPI_Status s;
-    int wd = p2p_send_pre(dest, comm, "sendrecv");
+    MPI_Comm ch;
+    int cd = p2p_send_pre(dest, comm, "sendrecv", &ch);
     int rc = next_MPI_Sendrecv_replace(b, c, t, dest, stag, src, rtag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
-    sendrecv_edges(wd, stag, comm, rc, &s);
+    sendrecv_edges(cd, ch, stag, comm, rc, &s);
     return rc;
 }
 
@@ -1841,12 +1918,79 @@ int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, M
     return rc;
 }
 
+/* Communicator constructors and destructors: the channel of each new communicator (see
+ * chan_of). MPI_Comm_idup's communicator is not usable before its request completes, so it keeps
+ * no channel (any entry its handle had is dropped). */
+#define CTOR(NAME, ARGS_DECL, ARGS, OUT)                                                           \
+    int NAME ARGS_DECL                                                                             \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        int rc = next_##NAME ARGS;                                                                 \
+        if (rc == MPI_SUCCESS)                                                                     \
+            chan_new(*(OUT));                                                                      \
+        return rc;                                                                                 \
+    }
+CTOR(MPI_Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n), n)
+CTOR(MPI_Comm_dup_with_info, (MPI_Comm c, MPI_Info i, MPI_Comm *n), (c, i, n), n)
+CTOR(MPI_Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *n), (c, g, n), n)
+CTOR(MPI_Comm_create_group, (MPI_Comm c, MPI_Group g, int tag, MPI_Comm *n), (c, g, tag, n), n)
+CTOR(MPI_Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n), n)
+CTOR(MPI_Comm_split_type, (MPI_Comm c, int type, int key, MPI_Info i, MPI_Comm *n),
+     (c, type, key, i, n), n)
+CTOR(MPI_Intercomm_create, (MPI_Comm l, int ll, MPI_Comm p, int rl, int tag, MPI_Comm *n),
+     (l, ll, p, rl, tag, n), n)
+CTOR(MPI_Intercomm_merge, (MPI_Comm c, int high, MPI_Comm *n), (c, high, n), n)
+CTOR(MPI_Cart_create,
+     (MPI_Comm c, int nd, const int dims[], const int periods[], int reorder, MPI_Comm *n),
+     (c, nd, dims, periods, reorder, n), n)
+CTOR(MPI_Cart_sub, (MPI_Comm c, const int remain[], MPI_Comm *n), (c, remain, n), n)
+CTOR(MPI_Graph_create,
+     (MPI_Comm c, int nn, const int index[], const int edges[], int reorder, MPI_Comm *n),
+     (c, nn, index, edges, reorder, n), n)
+CTOR(MPI_Dist_graph_create,
+     (MPI_Comm c, int nn, const int src[], const int deg[], const int dst[], const int w[],
+      MPI_Info i, int reorder, MPI_Comm *n),
+     (c, nn, src, deg, dst, w, i, reorder, n), n)
+CTOR(MPI_Dist_graph_create_adjacent,
+     (MPI_Comm c, int indeg, const int src[], const int sw[], int outdeg, const int dst[],
+      const int dw[], MPI_Info i, int reorder, MPI_Comm *n),
+     (c, indeg, src, sw, outdeg, dst, dw, i, reorder, n), n)
+
+int MPI_Comm_idup(MPI_Comm c, MPI_Comm *n, MPI_Request *r)
+{
+    NEXT(MPI_Comm_idup);
+    int rc = next_MPI_Comm_idup(c, n, r);
+    if (rc == MPI_SUCCESS && !rc_inside)
+        chan_drop(*n);
+    return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *c)
+{
+    NEXT(MPI_Comm_free);
+    MPI_Comm old = *c;
+    int rc = next_MPI_Comm_free(c);
+    if (rc == MPI_SUCCESS && !rc_inside)
+        chan_drop(old);
+    return rc;
+}
+
+int MPI_Comm_disconnect(MPI_Comm *c)
+{
+    NEXT(MPI_Comm_disconnect);
+    MPI_Comm old = *c;
+    int rc = next_MPI_Comm_disconnect(c);
+    if (rc == MPI_SUCCESS && !rc_inside)
+        chan_drop(old);
+    return rc;
+}
+
 /* Persistent requests, remembered at initialization: a send sends its clock at each start; a
  * receive is followed from each start to its completion like an MPI_Irecv (its completion
  * consumes the sender's clock), however often it is restarted. */
 typedef struct {
     rc_hnode_t h; /* key: the request handle */
-    int recv;     /* 0: a send to world rank wd with tag; 1: a receive on comm */
+    int recv;     /* 0: a send to rank wd of channel comm with tag; 1: a receive on comm */
     int wd, tag;
     MPI_Comm comm;
 } rc_preq_t;
@@ -1874,6 +2018,14 @@ static void preq_add(MPI_Request r, int recv, int wd, int tag, MPI_Comm comm)
     p->comm = comm;
 }
 
+static void preq_send(MPI_Request r, int dest, int tag, MPI_Comm comm)
+{
+    int cd;
+    MPI_Comm ch = chan_of(comm, dest, &cd);
+    if (ch != MPI_COMM_NULL)
+        preq_add(r, 0, cd, tag, ch);
+}
+
 #define SEND_INIT(NAME)                                                                            \
     int NAME ISEND_DECL                                                                            \
     {                                                                                              \
@@ -1881,7 +2033,7 @@ static void preq_add(MPI_Request r, int recv, int wd, int tag, MPI_Comm comm)
         int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
         if (rc == MPI_SUCCESS && rc_active && !rc_inside && dest != MPI_PROC_NULL &&               \
             wshadow != MPI_COMM_NULL)                                                              \
-            preq_add(*rq, 0, to_world(comm, dest), tag, MPI_COMM_NULL);                            \
+            preq_send(*rq, dest, tag, comm);                                                       \
         return rc;                                                                                 \
     }
 
@@ -1915,7 +2067,7 @@ static void preq_started(MPI_Request r)
     char v[256];
     rc_tick();
     rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), p->wd);
-    send_vc(p->wd, p->tag, wshadow);
+    send_vc(p->wd, p->tag, p->comm);
 }
 
 int MPI_Start(MPI_Request *r)
