@@ -876,6 +876,11 @@ int MPI_Init_thread(int *argc, char ***argv, int req, int *prov)
     int rc = next_MPI_Init_thread(argc, argv, req, prov);
     if (rc == MPI_SUCCESS)
         after_init();
+    if (rc == MPI_SUCCESS && rc_active && *prov == MPI_THREAD_MULTIPLE && rc_wrank == 0)
+        fprintf(stderr, "rmacheck: warning: the program runs with MPI_THREAD_MULTIPLE; rmacheck "
+                        "keeps one clock per process and does not serialize its own state across "
+                        "threads: MPI calls made by several threads at once may hang the run or "
+                        "be misreported (docs/rmacheck.md, Limits)\n");
     return rc;
 }
 
