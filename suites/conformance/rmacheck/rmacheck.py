@@ -30,6 +30,17 @@ MPI_NAME = "@MPI@"
 KINDS = ("conflicting-rma", "rma-vs-local", "origin-buffer", "epoch-misuse", "nonblocking-epoch")
 # MPI_MODE_* as the runtime normalizes them (their values differ between MPICH and Open MPI)
 MODE_NOCHECK, MODE_NOSTORE, MODE_NOPUT, MODE_NOPRECEDE, MODE_NOSUCCEED = 1, 2, 4, 8, 16
+# Bytes of one element of the basic types accumulates name (MPI_Type_get_name); elements of one
+# size only (pair types are left out: their alignment is not checked).
+ELEM_SIZE = {}
+for _n, _s in (("CHAR SIGNED_CHAR UNSIGNED_CHAR BYTE INT8_T UINT8_T C_BOOL CXX_BOOL", 1),
+               ("SHORT UNSIGNED_SHORT INT16_T UINT16_T", 2),
+               ("INT UNSIGNED FLOAT INT32_T UINT32_T WCHAR", 4),
+               ("LONG UNSIGNED_LONG LONG_LONG LONG_LONG_INT UNSIGNED_LONG_LONG DOUBLE INT64_T "
+                "UINT64_T AINT OFFSET COUNT C_FLOAT_COMPLEX C_COMPLEX", 8),
+               ("LONG_DOUBLE C_DOUBLE_COMPLEX", 16)):
+    for _t in _n.split():
+        ELEM_SIZE["MPI_" + _t] = _s
 WRITES = {"MPI_Put", "MPI_Rput", "MPI_Accumulate", "MPI_Raccumulate", "MPI_Compare_and_swap"}
 ACC = {"MPI_Accumulate", "MPI_Raccumulate", "MPI_Get_accumulate", "MPI_Rget_accumulate",
        "MPI_Fetch_and_op", "MPI_Compare_and_swap"}
@@ -664,13 +675,20 @@ class Analysis:
                 return True
         return False
 
-    def compatible(self, x, y):
+    def compatible(self, x, y, lo=None, lo2=None):
+        """x and y may touch the same bytes concurrently; lo, lo2: the starts of the two
+        overlapping blocks (element boundaries of each)."""
         if not (x.write or y.write):
             return True
         # accumulates of one origin to one target are ordered (accumulate_ordering default)
         if x.acc and y.acc and x.ev.rank == y.ev.rank and x.atype == y.atype:
             return True
         if x.acc and y.acc and x.atype == y.atype and x.atype != "?":
+            # atomic per element (MPI-3.1 §11.7.1): elements that only partly overlap (a
+            # displacement off by less than the element) are not one location
+            es = ELEM_SIZE.get(x.atype, 0)
+            if es > 1 and lo is not None and (lo - lo2) % es:
+                return False
             # CAS with MPI_REPLACE is the lock idiom (acquire by CAS, release by replace):
             # both only swap values, all implementations keep them atomic together.
             return (x.acc == y.acc or "no_op" in (x.acc, y.acc) or
@@ -696,7 +714,7 @@ class Analysis:
                     if lo2 >= hi or budget == 0:
                         break
                     budget -= 1
-                    if y is x or self.compatible(x, y) or self.ordered(x, y):
+                    if y is x or self.compatible(x, y, lo, lo2) or self.ordered(x, y):
                         continue
                     a, b = (x, y) if (x.ev.rank, x.ev.pos) < (y.ev.rank, y.ev.pos) else (y, x)
                     kind = "conflicting-rma"
@@ -759,13 +777,15 @@ class Analysis:
             op = self.ops_by_seq.get((h.rank, int(h.f[6])))
             kind = "nonblocking-epoch" if h.f[7] == "1" else "origin-buffer"
             a = self.desc_op(op) if op else {"rank": h.rank, "access": "RMA", "pc": None, "epoch": "?"}
-            b = {"rank": h.rank, "access": "store" if h.f[2] == "W" else "load", "pc": h.pc,
-                 "epoch": a["epoch"]}
+            access = "store" if h.f[2] == "W" else "load"
+            if len(h.f) > 8:  # another RMA call's local buffer: written (result) or read (origin)
+                access = "%s (its %s buffer)" % (h.f[8], "result" if h.f[2] == "W" else "origin")
+            b = {"rank": h.rank, "access": access, "pc": h.pc, "epoch": a["epoch"]}
             buf = "origin" if h.f[2] == "W" and (op is None or op.call in WRITES or op.acc) else "result"
             self.report(kind, op.win if op else "?", op.target if op else -1, None, None, a, b,
-                        "%s of the %s buffer of %s before the operation completed locally%s"
-                        % (b["access"], buf, a["access"],
-                           " (its closing request had not completed)" if kind ==
+                        "%s %s the %s buffer of %s before the operation completed locally%s"
+                        % (b["access"], "writes" if h.f[2] == "W" else "reads", buf,
+                           a["access"], " (its closing request had not completed)" if kind ==
                            "nonblocking-epoch" else ""))
 
 

@@ -52,6 +52,8 @@ void rc_unlock(void);
 void rc_range_add(uintptr_t lo, size_t len, uintptr_t oaddr, int win, int owner);
 void rc_range_del_win(int win);
 void rc_range_del(uintptr_t lo, int win);
+/* An RMA call's own local buffer: read (origin) or written (result) while others are in flight. */
+void rc_inflight_check(uintptr_t a, size_t n, int write, void *pc, const char *call);
 void rc_inflight_add(uintptr_t lo, size_t len, int win, int target, long seq, int result,
                      MPI_Request req);
 void rc_inflight_release(int win, int target, int local_only_req, MPI_Request req);

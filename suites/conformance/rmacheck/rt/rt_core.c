@@ -302,22 +302,40 @@ void rc_inflight_mark_closing(int win, int target)
 
 /* ---- the hooks --------------------------------------------------------------------------- */
 
-static void access_slow(uintptr_t a, size_t n, int write, void *pc)
+/* An access to [a, a+n) while operations are in flight: a write to any of their local buffers,
+ * or a read of a result buffer, is an origin-buffer hazard (once per in-flight buffer). `call`:
+ * the RMA call whose own local buffer this is, NULL for a load/store. Caller holds the lock. */
+static void inflight_hit(uintptr_t a, size_t n, int write, void *pc, const char *call)
 {
-    rc_lock();
     for (int i = 0; i < ninfl; i++) {
         rc_inflight_t *f = &infl[i];
         if (a < f->hi && a + n > f->lo && (write || f->result) && !f->reported) {
             f->reported = 1;
             char b[1024], v[256], p[256];
             pend_flush_locked();
-            int k = snprintf(b, sizeof b, "hz %s %c %lx %lu %s %ld %d\n", rc_vc(v, sizeof v),
-                             write ? 'W' : 'R', (unsigned long)a, (unsigned long)n,
-                             rc_pc(pc, p, sizeof p), f->seq, f->closing);
+            int k = snprintf(b, sizeof b, "hz %s %c %lx %lu %s %ld %d%s%s\n",
+                             rc_vc(v, sizeof v), write ? 'W' : 'R', (unsigned long)a,
+                             (unsigned long)n, rc_pc(pc, p, sizeof p), f->seq, f->closing,
+                             call ? " " : "", call ? call : "");
             if (k > 0 && k < (int)sizeof b)
                 log_raw(b, (size_t)k);
         }
     }
+}
+
+void rc_inflight_check(uintptr_t a, size_t n, int write, void *pc, const char *call)
+{
+    if (!rc_active || n == 0)
+        return;
+    rc_lock();
+    inflight_hit(a, n, write, pc, call);
+    rc_unlock();
+}
+
+static void access_slow(uintptr_t a, size_t n, int write, void *pc)
+{
+    rc_lock();
+    inflight_hit(a, n, write, pc, NULL);
     for (int i = 0; i < nranges; i++) {
         rc_range_t *r = &ranges[i];
         if (a >= r->hi || a + n <= r->lo)

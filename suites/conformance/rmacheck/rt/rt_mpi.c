@@ -1134,22 +1134,37 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
     long seq = rc_seq();
     if (op && b->n > 0)
         atom_release(wins[widx].gid, widx, tw, (long)disp, b->off[0], req);
+    /* The call reads its origin buffer and writes its result buffer at some point until it
+     * completes locally: against the local buffers of operations still in flight, that is what a
+     * load or a store there would be (two gets into one buffer race; a put from a buffer a get
+     * is filling reads it too early). Checked before this call's own buffers go in flight. */
+    blocks_t *rb = malloc(sizeof *rb);
+    int no = 0, nr = 0;
     if (obuf && ocount > 0 && obuf != MPI_BOTTOM) {
         b->n = 0;
         b->approx = 0;
         flat(otype, ocount, 0, b, 0);
-        for (int i = 0; i < b->n; i++)
-            rc_inflight_add((uintptr_t)obuf + (uintptr_t)b->off[i], (size_t)b->len[i], widx, tw,
-                            seq, 0, req);
+        no = b->n;
+        for (int i = 0; i < no; i++)
+            rc_inflight_check((uintptr_t)obuf + (uintptr_t)b->off[i], (size_t)b->len[i], 0, pc,
+                              call);
     }
-    if (res && rcount > 0 && res != MPI_BOTTOM) {
-        b->n = 0;
-        b->approx = 0;
-        flat(rtype, rcount, 0, b, 0);
-        for (int i = 0; i < b->n; i++)
-            rc_inflight_add((uintptr_t)res + (uintptr_t)b->off[i], (size_t)b->len[i], widx, tw,
-                            seq, 1, req);
+    if (rb && res && rcount > 0 && res != MPI_BOTTOM) {
+        rb->n = 0;
+        rb->approx = 0;
+        flat(rtype, rcount, 0, rb, 0);
+        nr = rb->n;
+        for (int i = 0; i < nr; i++)
+            rc_inflight_check((uintptr_t)res + (uintptr_t)rb->off[i], (size_t)rb->len[i], 1, pc,
+                              call);
     }
+    for (int i = 0; i < no; i++)
+        rc_inflight_add((uintptr_t)obuf + (uintptr_t)b->off[i], (size_t)b->len[i], widx, tw, seq,
+                        0, req);
+    for (int i = 0; i < nr; i++)
+        rc_inflight_add((uintptr_t)res + (uintptr_t)rb->off[i], (size_t)rb->len[i], widx, tw, seq,
+                        1, req);
+    free(rb);
     free(b);
 }
 
