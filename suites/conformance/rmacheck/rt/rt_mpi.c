@@ -1985,25 +1985,18 @@ int MPI_Comm_idup(MPI_Comm c, MPI_Comm *n, MPI_Request *r)
     return rc;
 }
 
-int MPI_Comm_free(MPI_Comm *c)
-{
-    NEXT(MPI_Comm_free);
-    MPI_Comm old = *c;
-    int rc = next_MPI_Comm_free(c);
-    if (rc == MPI_SUCCESS && !rc_inside)
-        chan_drop(old);
-    return rc;
-}
-
-int MPI_Comm_disconnect(MPI_Comm *c)
-{
-    NEXT(MPI_Comm_disconnect);
-    MPI_Comm old = *c;
-    int rc = next_MPI_Comm_disconnect(c);
-    if (rc == MPI_SUCCESS && !rc_inside)
-        chan_drop(old);
-    return rc;
-}
+#define DTOR(NAME)                                                                                 \
+    int NAME(MPI_Comm *c)                                                                          \
+    {                                                                                              \
+        NEXT(NAME);                                                                                \
+        MPI_Comm old = *c;                                                                         \
+        int rc = next_##NAME(c);                                                                   \
+        if (rc == MPI_SUCCESS && !rc_inside)                                                       \
+            chan_drop(old);                                                                        \
+        return rc;                                                                                 \
+    }
+DTOR(MPI_Comm_free)
+DTOR(MPI_Comm_disconnect)
 
 /* Persistent requests, remembered at initialization: a send sends its clock at each start; a
  * receive is followed from each start to its completion like an MPI_Irecv (its completion
