@@ -181,7 +181,7 @@ void nbr_epoch_pool_free(nbr_win_t *w)
     }
 }
 
-int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e)
+int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->kind == NBR_EK_LOCK)
         return peer_q(w, e->target) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
@@ -197,12 +197,18 @@ void nbr_win_engine_init(nbr_win_t *w)
     w->src_fence = (nbr_source_t){.w = w, .kind = NBR_SRC_FENCE};
 }
 
-void nbr_epoch_enqueue(nbr_win_t *w, nbr_epoch_t *e)
+/* e joins the window's queue, deferred (the frontier is the caller's business). */
+static void queue_append(nbr_win_t *w, nbr_epoch_t *e)
 {
     e->open_seq = ++w->seq;
     LIST_APPEND(w->q_head, w->q_tail, e, next, prev);
     w->ndeferred++;
     w->npending++;
+}
+
+void nbr_epoch_enqueue(nbr_win_t *w, nbr_epoch_t *e)
+{
+    queue_append(w, e);
     if (!w->frontier) {
         w->frontier = e;
         push_work(e);
@@ -226,17 +232,23 @@ void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on)
     }
 }
 
-void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
+/* The application closed e; its completion will finish req (may be NULL). */
+static void mark_closed(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
 {
     e->closed = 1;
     e->close_seq = ++w->seq;
     nbr_epoch_set_direct(w, e, 0);
-    LIST_APPEND(w->closed_head[e->cls], w->closed_tail[e->cls], e, cnext, cprev);
-    e->on_closed = 1;
     if (req) {
         nbr_req_ref(req);
         e->close_req = req;
     }
+}
+
+void nbr_epoch_close(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
+{
+    mark_closed(w, e, req);
+    LIST_APPEND(w->closed_head[e->cls], w->closed_tail[e->cls], e, cnext, cprev);
+    e->on_closed = 1;
     push_work(e); /* it may complete now */
 }
 
@@ -945,52 +957,47 @@ void nbr_progress(void)
     NBR_LEAVE();
 }
 
-/* After an epoch was opened or closed (both put it on the work list): run the engine.
- *
- * The direct path (docs/ref-internals.md, "Kicking an epoch"): when e is the engine's only work
- * — no other epoch to activate or complete, no recorded call to replay, no word to poll, on any
- * window — a sweep of nbr_progress would advance e, find nothing else, and sweep once more to
- * confirm it. Advancing e here is that sweep without the loop: the common blocking lock/unlock
- * on a free lock becomes one activation or one completion. Whatever the advance leaves behind
- * (a grant to wait for, calls to replay, a successor admitted) goes to the full engine, whose
- * "until nothing moves" rule is untouched; so is everything when other work is pending, since
- * a call must carry every epoch as far as it can go (issue 9 item 4). */
-void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e)
+/* Nobody is inside the engine and it has nothing queued on any window, but for `own` alone on
+ * the work list (NULL: nothing at all). */
+static inline int engine_idle(const nbr_epoch_t *own)
 {
-    (void)w;
-    NBR_ENTER();
-    if (!in_engine && work_head == e && work_tail == e && !replay_head && !poll_head &&
-        !type_free_head) {
-        in_engine = 1;
-        nbr_engine_stats.progress_calls++;
-        LIST_REMOVE(work_head, work_tail, e, wnext, wprev);
-        e->on_list = 0;
-        advance(e);
-        in_engine = 0;
-        if (!work_head && !replay_head && !poll_head) {
-            NBR_LEAVE();
-            nbr_req_finish_queued(); /* as nbr_progress ends */
-            return;
-        }
-    }
-    NBR_LEAVE();
-    nbr_progress();
+    return !in_engine && work_head == own && work_tail == own && !replay_head && !poll_head &&
+           !type_free_head;
 }
 
-/* The engine has nothing queued on any window, and nobody is inside it. */
-static int engine_idle(void)
-{
-    return !in_engine && !work_head && !replay_head && !poll_head && !type_free_head;
-}
-
-/* The direct path ends: what the step left behind goes to the full engine. */
+/* A direct step ends (docs/ref-internals.md, "The direct path"): whatever it left behind (a
+ * grant to wait for, calls to replay, a successor admitted) goes to the full engine, whose
+ * "until nothing moves" rule is untouched (issue 9 item 4); else only what nbr_progress does
+ * last remains. */
 static void direct_done(void)
 {
     if (work_head || replay_head || poll_head) {
         nbr_progress();
         return;
     }
-    nbr_req_finish_queued(); /* as nbr_progress ends */
+    nbr_req_finish_queued();
+}
+
+/* After an epoch was opened or closed (both put it on the work list): run the engine. When e is
+ * the engine's only work, a sweep of nbr_progress would advance e, find nothing else and sweep
+ * once more to confirm it: advancing e here is that sweep without the loop. */
+void nbr_epoch_kick(nbr_win_t *w, nbr_epoch_t *e)
+{
+    (void)w;
+    NBR_ENTER();
+    if (engine_idle(e)) {
+        LIST_REMOVE(work_head, work_tail, e, wnext, wprev);
+        e->on_list = 0;
+        nbr_engine_stats.progress_calls++;
+        in_engine = 1;
+        advance(e);
+        in_engine = 0;
+        direct_done();
+        NBR_LEAVE();
+        return;
+    }
+    NBR_LEAVE();
+    nbr_progress();
 }
 
 /* Enqueue e and run the engine. The direct path (docs/ref-internals.md, "The direct path"):
@@ -1001,16 +1008,13 @@ static void direct_done(void)
 void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e)
 {
     NBR_ENTER();
-    if (w->frontier || !engine_idle() || !may_activate(w, e)) {
+    if (w->frontier || !engine_idle(NULL) || !may_activate(w, e)) {
         nbr_epoch_enqueue(w, e);
         NBR_LEAVE();
         nbr_progress();
         return;
     }
-    e->open_seq = ++w->seq;
-    LIST_APPEND(w->q_head, w->q_tail, e, next, prev);
-    w->ndeferred++;
-    w->npending++;
+    queue_append(w, e);
     nbr_engine_stats.progress_calls++;
     nbr_engine_stats.epochs_advanced++;
     in_engine = 1;
@@ -1030,17 +1034,11 @@ int nbr_epoch_close_direct(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req, int *er
 {
     NBR_ENTER();
     if ((e->kind != NBR_EK_LOCK && e->kind != NBR_EK_LOCK_ALL) || e->state != NBR_ES_READY ||
-        e->nrec || !engine_idle()) {
+        e->nrec || !engine_idle(NULL)) {
         NBR_LEAVE();
         return 0;
     }
-    e->closed = 1;
-    e->close_seq = ++w->seq;
-    nbr_epoch_set_direct(w, e, 0);
-    if (req) {
-        nbr_req_ref(req);
-        e->close_req = req;
-    }
+    mark_closed(w, e, req);
     *err = e->err;
     nbr_engine_stats.progress_calls++;
     nbr_engine_stats.epochs_advanced++;

@@ -387,8 +387,15 @@ void nbr_unlock_all_word(nbr_win_t *w);
 nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind);
 void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e); /* never enqueued */
 /* Allocate the per-peer engine state an epoch will need (LOCK: its target; START, POST: its
- * group), so that activating it later cannot fail. MPI_ERR_NO_MEM on failure. */
-int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e);
+ * group), so that activating it later cannot fail. MPI_ERR_NO_MEM on failure. A lock toward a
+ * target that has its state already (every lock after the first) costs one test. */
+int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e);
+static inline int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->kind == NBR_EK_LOCK && w->t[e->target].q)
+        return MPI_SUCCESS;
+    return nbr_epoch_peers_alloc(w, e);
+}
 void nbr_epoch_enqueue(nbr_win_t *w, nbr_epoch_t *e);
 void nbr_win_engine_init(nbr_win_t *w); /* at creation */
 /* Close e at application level; its completion will finish `req` (may be NULL). */

@@ -40,6 +40,13 @@ int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n)
     return MPI_SUCCESS;
 }
 
+/* An epoch's error reaches a blocking caller here, unreported so far (a replayed call's): it goes
+ * through the window's handler (MPI-3.1 §8.3). */
+static int raised(MPI_Win win, int rc)
+{
+    return rc == MPI_SUCCESS ? rc : nbr_err_raise(win, rc);
+}
+
 /* Hand the outcome of a synchronization call to its caller: `r` is the closing or flush request
  * (NULL: nothing to wait for). req != NULL: the nonblocking API's request; else block on r. */
 static int conclude(nbr_req_t *r, MPI_Request *req)
@@ -51,8 +58,7 @@ static int conclude(nbr_req_t *r, MPI_Request *req)
     int rc = nbr_req_wait(r);
     MPI_Win win = r->win;
     nbr_req_release(r);
-    /* a replayed call's error, unreported so far (MPI-3.1 §8.3: through the window's handler) */
-    return rc == MPI_SUCCESS ? rc : nbr_err_raise(win, rc);
+    return raised(win, rc);
 }
 
 static nbr_req_t *new_req(nbr_win_t *w, const char *call, int *rc, const MPI_Request *req)
@@ -262,9 +268,7 @@ static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int h
 {
     int rc = MPI_SUCCESS;
     nbr_req_t *o = NULL;
-    int have_peers = e->kind == NBR_EK_LOCK && w->t[e->target].q; /* the usual case, inline */
-    if ((!have_peers && nbr_epoch_peers(w, e) != MPI_SUCCESS) ||
-        (req && !(o = new_req(w, call, &rc, req)))) {
+    if (nbr_epoch_peers(w, e) != MPI_SUCCESS || (req && !(o = new_req(w, call, &rc, req)))) {
         nbr_epoch_free(w, e);
         return rc != MPI_SUCCESS ? rc : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory");
     }
@@ -307,7 +311,7 @@ static int close_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, MPI_
     }
     int err;
     if (nbr_epoch_close_direct(w, e, r, &err))
-        return req ? conclude(r, req) : err == MPI_SUCCESS ? err : nbr_err_raise(w->handle, err);
+        return req ? conclude(r, req) : raised(w->handle, err);
     if (!r)
         r = nbr_req_blocking(w); /* cannot fail */
     nbr_epoch_close(w, e, r);
