@@ -251,7 +251,6 @@ class Analysis:
                          "lock_all": None, "start": None, "post": None, "pending": [],
                          "epoch_no": 0, "fence_ops": 0, "last_close": None,
                          "closing": [], "after": [], "unclocked": []}
-                self.grants.setdefault((r, g), [])
             return st[g]
 
         for pos, line in enumerate(lines):

@@ -70,19 +70,16 @@ typedef struct {
     size_t nb, n; /* buckets (a power of two), entries */
 } rc_htab_t;
 
-static uint64_t req_key(MPI_Request r)
+/* The key of a handle: its bytes (handle_key(&h, sizeof h), through the macros below). */
+static uint64_t handle_key(const void *h, size_t n)
 {
     uint64_t k = 0;
-    memcpy(&k, &r, sizeof r);
+    memcpy(&k, h, n);
     return k;
 }
-
-static uint64_t msg_key(MPI_Message m)
-{
-    uint64_t k = 0;
-    memcpy(&k, &m, sizeof m);
-    return k;
-}
+#define req_key(r) handle_key(&(MPI_Request){(r)}, sizeof(MPI_Request))
+#define msg_key(m) handle_key(&(MPI_Message){(m)}, sizeof(MPI_Message))
+#define comm_key(c) handle_key(&(MPI_Comm){(c)}, sizeof(MPI_Comm))
 
 static size_t ht_index(const rc_htab_t *t, uint64_t k)
 {
@@ -149,6 +146,23 @@ static int ht_insert(rc_htab_t *t, rc_hnode_t *e)
     return 1;
 }
 
+/* The entry of key k, a zeroed one of `size` bytes added when there is none; NULL without
+ * memory. */
+static rc_hnode_t *ht_get(rc_htab_t *t, uint64_t k, size_t size)
+{
+    rc_hnode_t *e = ht_find(t, k);
+    if (e)
+        return e;
+    if (!(e = calloc(1, size)))
+        return NULL;
+    e->key = k;
+    if (!ht_insert(t, e)) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
 /* ---- clock channels of point-to-point messages ---------------------------------------------
  * A message's clock travels on a duplicate of its communicator, its *channel*, with the message's
  * own ranks and tag, so that clocks pair with messages exactly as MPI pairs the messages: a
@@ -167,12 +181,6 @@ typedef struct {
 } rc_chan_t;
 static rc_htab_t chans;
 
-static uint64_t comm_key(MPI_Comm c)
-{
-    uint64_t k = 0;
-    memcpy(&k, &c, sizeof c);
-    return k;
-}
 _Static_assert(sizeof(MPI_Comm) <= sizeof(uint64_t), "MPI_Comm wider than 64 bits");
 
 /* The channel of comm, and rank r of comm as a rank of it; MPI_COMM_NULL: no clock travels. */
@@ -542,15 +550,9 @@ static rc_req_t *req_track(MPI_Request r, int widx, int sync, const char *call, 
     rc_req_t *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
-    e->h.key = req_key(r);
+    e->h.key = req_key(r); /* the rest zero, but for handles (not 0 in every MPI) */
     e->vcreq = MPI_REQUEST_NULL;
-    e->vcbuf = NULL;
     e->comm = MPI_COMM_NULL;
-    e->grp = NULL;
-    e->ngrp = 0;
-    e->prq = NULL;
-    e->pvc = NULL;
-    e->nprq = 0;
     e->req = r;
     e->widx = widx;
     e->sync = sync;
@@ -569,6 +571,14 @@ static int *ints_dup(const int *a, int n)
     if (b && n > 0)
         memcpy(b, a, (size_t)n * sizeof *b);
     return b;
+}
+
+/* Follow receive r on comm: its completion consumes the sender's clock (p2p_recv_edge). */
+static void recv_track(MPI_Request r, MPI_Comm comm, const char *call)
+{
+    rc_req_t *e = req_track(r, -1, 3, call, -1);
+    if (e)
+        e->comm = comm;
 }
 
 /* What a nonblocking closing call must remember (see rc_req_t); the fence's clock exchange starts
@@ -1115,7 +1125,7 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
                       MPI_Request req, void *pc)
 {
     char v[256], p[512], bs[8192], bt[64];
-    blocks_t *b = malloc(sizeof *b);
+    blocks_t *b = malloc(2 * sizeof *b); /* the target side; then the origin and result sides */
     if (!b)
         return;
     b->n = 0;
@@ -1137,34 +1147,24 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
     /* The call reads its origin buffer and writes its result buffer at some point until it
      * completes locally: against the local buffers of operations still in flight, that is what a
      * load or a store there would be (two gets into one buffer race; a put from a buffer a get
-     * is filling reads it too early). Checked before this call's own buffers go in flight. */
-    blocks_t *rb = malloc(sizeof *rb);
-    int no = 0, nr = 0;
-    if (obuf && ocount > 0 && obuf != MPI_BOTTOM) {
-        b->n = 0;
-        b->approx = 0;
-        flat(otype, ocount, 0, b, 0);
-        no = b->n;
-        for (int i = 0; i < no; i++)
-            rc_inflight_check((uintptr_t)obuf + (uintptr_t)b->off[i], (size_t)b->len[i], 0, pc,
-                              call);
+     * is filling reads it too early). Both sides are checked before either goes in flight. */
+    const void *side[2] = {obuf, res}; /* side 1, the result, is written */
+    int cnt[2] = {ocount, rcount};
+    MPI_Datatype ty[2] = {otype, rtype};
+    for (int s = 0; s < 2; s++) {
+        b[s].n = 0;
+        b[s].approx = 0;
+        if (!side[s] || cnt[s] <= 0 || side[s] == MPI_BOTTOM)
+            continue;
+        flat(ty[s], cnt[s], 0, &b[s], 0);
+        for (int i = 0; i < b[s].n; i++)
+            rc_inflight_check((uintptr_t)side[s] + (uintptr_t)b[s].off[i], (size_t)b[s].len[i], s,
+                              pc, call);
     }
-    if (rb && res && rcount > 0 && res != MPI_BOTTOM) {
-        rb->n = 0;
-        rb->approx = 0;
-        flat(rtype, rcount, 0, rb, 0);
-        nr = rb->n;
-        for (int i = 0; i < nr; i++)
-            rc_inflight_check((uintptr_t)res + (uintptr_t)rb->off[i], (size_t)rb->len[i], 1, pc,
-                              call);
-    }
-    for (int i = 0; i < no; i++)
-        rc_inflight_add((uintptr_t)obuf + (uintptr_t)b->off[i], (size_t)b->len[i], widx, tw, seq,
-                        0, req);
-    for (int i = 0; i < nr; i++)
-        rc_inflight_add((uintptr_t)res + (uintptr_t)rb->off[i], (size_t)rb->len[i], widx, tw, seq,
-                        1, req);
-    free(rb);
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < b[s].n; i++)
+            rc_inflight_add((uintptr_t)side[s] + (uintptr_t)b[s].off[i], (size_t)b[s].len[i],
+                            widx, tw, seq, s, req);
     free(b);
 }
 
@@ -1930,11 +1930,8 @@ int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, M
     NEXT(MPI_Irecv);
     int rc = next_MPI_Irecv(b, c, t, src, tag, comm, rq);
     if (rc_active && !rc_inside && rc == MPI_SUCCESS && src != MPI_PROC_NULL &&
-        wshadow != MPI_COMM_NULL) {
-        rc_req_t *e = req_track(*rq, -1, 3, "MPI_Irecv", -1);
-        if (e)
-            e->comm = comm;
-    }
+        wshadow != MPI_COMM_NULL)
+        recv_track(*rq, comm, "MPI_Irecv");
     return rc;
 }
 
@@ -2014,17 +2011,9 @@ static void preq_add(MPI_Request r, int recv, int wd, int tag, MPI_Comm comm)
     if (r == MPI_REQUEST_NULL || (!recv && wd == MPI_UNDEFINED))
         return;
     /* a handle reused after MPI_Request_free: the entry is overwritten */
-    rc_preq_t *p = (rc_preq_t *)ht_find(&preqs, req_key(r));
-    if (!p) {
-        p = calloc(1, sizeof *p);
-        if (!p)
-            return;
-        p->h.key = req_key(r);
-        if (!ht_insert(&preqs, &p->h)) {
-            free(p);
-            return;
-        }
-    }
+    rc_preq_t *p = (rc_preq_t *)ht_get(&preqs, req_key(r), sizeof *p);
+    if (!p)
+        return;
     p->recv = recv;
     p->wd = wd;
     p->tag = tag;
@@ -2072,9 +2061,7 @@ static void preq_started(MPI_Request r)
     if (!p)
         return;
     if (p->recv) {
-        rc_req_t *e = req_track(r, -1, 3, "MPI_Recv_init", -1);
-        if (e)
-            e->comm = p->comm;
+        recv_track(r, p->comm, "MPI_Recv_init");
         return;
     }
     char v[256];
@@ -2128,18 +2115,10 @@ static void msg_add(MPI_Message m, MPI_Comm comm)
 {
     if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
         return;
-    rc_msg_t *p = (rc_msg_t *)ht_find(&msgs, msg_key(m));
-    if (!p) { /* else a handle whose receive we did not see: overwritten */
-        p = calloc(1, sizeof *p);
-        if (!p)
-            return;
-        p->h.key = msg_key(m);
-        if (!ht_insert(&msgs, &p->h)) {
-            free(p);
-            return;
-        }
-    }
-    p->comm = comm;
+    /* an existing entry is a handle whose receive we did not see: overwritten */
+    rc_msg_t *p = (rc_msg_t *)ht_get(&msgs, msg_key(m), sizeof *p);
+    if (p)
+        p->comm = comm;
 }
 
 /* The communicator of message m, forgotten; MPI_COMM_NULL when m was not seen probed. */
@@ -2195,11 +2174,8 @@ int MPI_Imrecv(void *b, int c, MPI_Datatype t, MPI_Message *m, MPI_Request *rq)
     int rc = next_MPI_Imrecv(b, c, t, m, rq);
     if (rc_active && !rc_inside) {
         MPI_Comm comm = msg_take(s);
-        if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL) {
-            rc_req_t *e = req_track(*rq, -1, 3, "MPI_Imrecv", -1);
-            if (e)
-                e->comm = comm;
-        }
+        if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+            recv_track(*rq, comm, "MPI_Imrecv");
     }
     return rc;
 }
