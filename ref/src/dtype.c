@@ -354,6 +354,18 @@ const char *nbr_dtype_name(MPI_Datatype type)
     return i < 0 ? "derived" : predef[i].name;
 }
 
+int nbr_dtype_index(MPI_Datatype type)
+{
+    ensure_init();
+    return lookup(type);
+}
+
+MPI_Datatype nbr_dtype_at(int index)
+{
+    ensure_init();
+    return index >= 0 && index < npredef ? predef[index].dt.type : MPI_DATATYPE_NULL;
+}
+
 long nbr_dtype_cached(void)
 {
     return atomic_load(&ncached);

@@ -44,6 +44,10 @@ const char *nbr_dtype_error(void);
  * (both MPICH and Open MPI refuse an uncommitted type there), and a yes is remembered. */
 int nbr_dtype_committed(const nbr_dtype_t *d);
 
+/* A predefined type as a small index that means the same type in every process of the job
+ * (handles are addresses in Open MPI), and back; -1 / MPI_DATATYPE_NULL when there is none. */
+int nbr_dtype_index(MPI_Datatype type);
+MPI_Datatype nbr_dtype_at(int index);
 /* Derived-type flattenings currently cached (they go when their types are freed): leak checks. */
 long nbr_dtype_cached(void);
 

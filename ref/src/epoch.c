@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "nbr.h"
+#include "transport/tp.h"
 
 nbr_engine_stats_t nbr_engine_stats;
 
@@ -195,6 +196,7 @@ void nbr_win_engine_init(nbr_win_t *w)
 {
     w->src_all = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK_ALL};
     w->src_fence = (nbr_source_t){.w = w, .kind = NBR_SRC_FENCE};
+    w->src_quiet = (nbr_source_t){.w = w, .kind = NBR_SRC_QUIET};
 }
 
 /* e joins the window's queue, deferred (the frontier is the caller's business). */
@@ -267,7 +269,7 @@ void nbr_mark_progress_thread(void)
 
 int nbr_engine_busy(void)
 {
-    return work_head || replay_head || poll_head;
+    return work_head || replay_head || poll_head || nbr_am_on;
 }
 
 static void rec_free(nbr_rec_t *r)
@@ -458,6 +460,25 @@ static uint64_t oldest_pending(nbr_win_t *w, int rank)
 
 /* Complete the flushes toward rank (or all) whose calls were all carried out. They wait in age
  * order, so it stops at the first that still waits. */
+/* A flush whose calls were all carried out: done once the remote ones completed (a flush
+ * toward shm peers only is done at once). */
+static void flush_done(nbr_win_t *w, nbr_flush_t *f)
+{
+    if (!nbr_tp_quiet(w, f->rank)) {
+        f->next = w->fq_head;
+        w->fq_head = f;
+        source_link(&w->src_quiet);
+        return;
+    }
+    w->nflushes--;
+    int err = w->tp_err;
+    w->tp_err = MPI_SUCCESS;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    nbr_req_finish(f->req, err);
+    nbr_req_release(f->req);
+    free(f);
+}
+
 static void flushes_check(nbr_win_t *w, int rank)
 {
     uint64_t oldest = oldest_pending(w, rank);
@@ -467,11 +488,7 @@ static void flushes_check(nbr_win_t *w, int rank)
         nbr_flush_t *f = *head;
         if (!(*head = f->next))
             *tail = NULL;
-        w->nflushes--;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        nbr_req_finish(f->req, MPI_SUCCESS);
-        nbr_req_release(f->req);
-        free(f);
+        flush_done(w, f);
     }
 }
 
@@ -479,15 +496,21 @@ nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
 {
     *rc = MPI_SUCCESS;
     uint64_t age = w->age; /* every call recorded so far is no younger than the flush */
-    if (oldest_pending(w, rank) > age)
+    int recorded = oldest_pending(w, rank) <= age;
+    if (!recorded && nbr_tp_quiet(w, rank) && !w->tp_err)
         return NULL;
     nbr_flush_t *f = malloc(sizeof *f);
     if (!f) {
         *rc = MPI_ERR_NO_MEM;
         return NULL;
     }
-    *f = (nbr_flush_t){.age = age, .req = req};
+    *f = (nbr_flush_t){.age = age, .req = req, .rank = rank};
     nbr_req_ref(req); /* the flush's */
+    if (!recorded) { /* only remote completions to wait for */
+        w->nflushes++;
+        flush_done(w, f);
+        return req;
+    }
     nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : w->t[rank].q;
     nbr_flush_t **head = q ? &q->fl_head : &w->fla_head, **tail = q ? &q->fl_tail : &w->fla_tail;
     if (*tail)
@@ -537,10 +560,7 @@ void nbr_win_flags_changed(nbr_win_t *w)
 
 static void signal_fence(nbr_win_t *w, uint64_t no)
 {
-    if (__atomic_load_n(&w->ctl->fence, __ATOMIC_RELAXED) < no) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my epoch's calls are visible first */
-        __atomic_store_n(&w->ctl->fence, no, __ATOMIC_RELEASE);
-    }
+    nbr_tp_fence_signal(w, no);
 }
 
 /* Every rank reached fence `no`? (the scan remembers peers already seen, so a long wait rescans
@@ -552,7 +572,7 @@ static int fence_passed(nbr_win_t *w, uint64_t no)
         w->fence_scan = 0;
     }
     while (w->fence_scan < w->size) {
-        if (__atomic_load_n(&w->t[w->fence_scan].ctl->fence, __ATOMIC_ACQUIRE) < no)
+        if (nbr_tp_fence_seen(w, w->fence_scan) < no)
             return 0;
         w->fence_scan++;
     }
@@ -588,13 +608,12 @@ static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
 static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->kind == NBR_EK_LOCK_ALL)
-        return nbr_try_lock_all(w);
-    nbr_target_t *t = &w->t[e->target];
+        return nbr_try_lock_all(w, &e->cell);
     if (e->lock_type == MPI_LOCK_SHARED)
-        return nbr_try_lock_shared(t);
-    if (e->lock_phase == 0 && nbr_try_lock_global_excl(w))
+        return nbr_try_lock_shared(w, e->target, &e->cell);
+    if (e->lock_phase == 0 && nbr_try_lock_global_excl(w, &e->cell))
         e->lock_phase = 1;
-    return e->lock_phase == 1 && nbr_try_lock_writer(t);
+    return e->lock_phase == 1 && nbr_try_lock_writer(w, e->target, &e->cell);
 }
 
 /* Take the matching ids (000 §VII-B: only activated epochs modify <a, e, g>) and ask for access.
@@ -648,7 +667,7 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
             m->id = ++w->t[o].e;
             m->next = NULL;
             /* g_r, one-sidedly in the origin's control block */
-            __atomic_store_n(&w->t[o].peer[w->rank].posted, m->id, __ATOMIC_RELEASE);
+            nbr_tp_notify(w, o, NBR_NS_POSTED, m->id);
             if (q->exp_tail)
                 q->exp_tail->next = m;
             else
@@ -700,7 +719,7 @@ static void notify_due(nbr_win_t *w, int r)
     nbr_peer_q_t *q = w->t[r].q;
     nbr_match_t *m;
     while ((m = q->acc_head) && m->notify) {
-        __atomic_store_n(&w->t[r].peer[w->rank].completed, m->id, __ATOMIC_RELEASE);
+        nbr_tp_notify(w, r, NBR_NS_COMPLETED, m->id);
         if (!(q->acc_head = m->next))
             q->acc_tail = NULL;
         if (--m->ep->nnotify == 0)
@@ -710,8 +729,36 @@ static void notify_due(nbr_win_t *w, int r)
 
 /* A closed, ready epoch with nothing left to carry out: complete it if its conditions hold,
  * else leave it waiting on a source that pushes it back. */
+/* The scope of an access epoch's remote completions: its target, or every peer. */
+static inline int epoch_scope(const nbr_epoch_t *e)
+{
+    return e->kind == NBR_EK_LOCK ? e->target : NBR_FLUSH_ALL;
+}
+
+/* A closed access epoch whose remote operations are still in flight waits on the window's
+ * quiet source (transport/tp.h: complete = acknowledged by the target). */
+static void quiet_park(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->on_quiet)
+        return;
+    e->on_quiet = 1;
+    LIST_APPEND(w->quiet_head, w->quiet_tail, e, qnext, qprev);
+    source_link(&w->src_quiet);
+}
+
 static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
 {
+    if (e->kind != NBR_EK_POST && NBR_UNLIKELY(w->nremote)) {
+        if (!nbr_tp_quiet(w, epoch_scope(e))) {
+            quiet_park(w, e);
+            return;
+        }
+        if (w->tp_err) { /* a target reported a failure: this closing call raises it */
+            if (!e->err)
+                e->err = w->tp_err;
+            w->tp_err = MPI_SUCCESS;
+        }
+    }
     switch (e->kind) {
     case NBR_EK_FENCE:
         if (e->close_no) {
@@ -744,9 +791,9 @@ static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (!(e->assert & MPI_MODE_NOCHECK)) {
             if (e->lock_type == MPI_LOCK_SHARED)
-                nbr_unlock_shared(&w->t[e->target]);
+                nbr_unlock_shared(w, e->target);
             else
-                nbr_unlock_writer(w, &w->t[e->target]);
+                nbr_unlock_writer(w, e->target);
         }
         break;
     case NBR_EK_LOCK_ALL:
@@ -778,12 +825,16 @@ static void advance(nbr_epoch_t *e)
 
 /* ---- the seven steps of 000 §VII-D ----------------------------------------------------------- */
 
-/* Steps 1 and 2 concern inter-node messages: their completions (flow-control credits, pinned
- * memory) and the posting of inter-node RMA. Windows served here live on one node (a window
- * spanning nodes is refused at creation until the inter-node transports exist), so they have no
- * inter-node traffic; the steps keep their place in the sweep so the transports slot in. */
+/* Steps 1 and 2 concern inter-node messages (transport/am.c): step 1 collects their completions
+ * (acknowledgements, fetched data, credits) and serves the requests peers sent us — puts, gets,
+ * accumulates, lock words and notifications are carried out here, by the target's CPU, lock and
+ * unlock requests in the order they came (000 §VII-D batches them the same way). Step 2, the
+ * posting of inter-node RMA, happens in the RMA calls themselves: a call of a ready epoch sends
+ * its request at once, so there is nothing left to post here. */
 static void step1_internode_completions(void)
 {
+    if (NBR_UNLIKELY(nbr_am_on))
+        nbr_am_progress();
 }
 
 static void step2_internode_post(void)
@@ -818,12 +869,16 @@ static void step4_intranode_rma(void)
         unsigned long ops = w->epoch_ops; /* counted when recorded */
         w->replaying = 1;
         for (nbr_rec_t *n; r; r = n) {
+            w->op_req = r->req; /* its remote operations finish the call's request */
             int rc = nbr_rma_exec(w, r);
+            w->op_req = NULL;
             nbr_engine_stats.records_replayed++;
             if (rc != MPI_SUCCESS && !e->err)
                 e->err = rc;
             if (r->req) {
-                nbr_req_finish(r->req, rc);
+                if (rc != MPI_SUCCESS && r->req->tp_err == MPI_SUCCESS)
+                    r->req->tp_err = rc;
+                nbr_req_arm(r->req);
                 nbr_req_release(r->req);
             }
             e->nrec--;
@@ -897,6 +952,37 @@ static int poll_source(nbr_source_t *s)
             source_unlink(s);
         break;
     }
+    case NBR_SRC_QUIET: { /* remote completions (step 1 counted them) */
+        for (nbr_epoch_t *e = w->quiet_head, *n; e; e = n) {
+            n = e->qnext;
+            if (!nbr_tp_quiet(w, epoch_scope(e)))
+                continue;
+            LIST_REMOVE(w->quiet_head, w->quiet_tail, e, qnext, qprev);
+            e->on_quiet = 0;
+            push_work(e);
+            moved = 1;
+        }
+        nbr_flush_t *f = w->fq_head, *keep = NULL;
+        w->fq_head = NULL;
+        for (nbr_flush_t *n; f; f = n) {
+            n = f->next;
+            if (nbr_tp_quiet(w, f->rank)) {
+                flush_done(w, f);
+                moved = 1;
+            } else {
+                f->next = keep;
+                keep = f;
+            }
+        }
+        for (nbr_flush_t *n; keep; keep = n) { /* back, with any flush_done put there */
+            n = keep->next;
+            keep->next = w->fq_head;
+            w->fq_head = keep;
+        }
+        if (!w->quiet_head && !w->fq_head)
+            source_unlink(s);
+        break;
+    }
     case NBR_SRC_FENCE: {
         nbr_epoch_t *e = w->fence_wait;
         uint64_t no = e->state == NBR_ES_ACTIVE ? e->fence_no : e->close_no;
@@ -931,6 +1017,8 @@ void nbr_progress(void)
 {
     NBR_ENTER();
     nbr_engine_stats.progress_calls++;
+    if (NBR_UNLIKELY(nbr_am_on) && !in_engine)
+        nbr_am_progress(); /* serve peers even when nothing of ours waits */
     if (!in_engine && (work_head || replay_head || poll_head)) {
         in_engine = 1;
         int moved;
@@ -1034,7 +1122,8 @@ int nbr_epoch_close_direct(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req, int *er
 {
     NBR_ENTER();
     if ((e->kind != NBR_EK_LOCK && e->kind != NBR_EK_LOCK_ALL) || e->state != NBR_ES_READY ||
-        e->nrec || !engine_idle(NULL)) {
+        e->nrec || !engine_idle(NULL) ||
+        (NBR_UNLIKELY(w->nremote) && (!nbr_tp_quiet(w, epoch_scope(e)) || w->tp_err))) {
         NBR_LEAVE();
         return 0;
     }
@@ -1054,6 +1143,7 @@ void nbr_win_engine_detach(nbr_win_t *w)
 {
     source_unlink(&w->src_all);
     source_unlink(&w->src_fence);
+    source_unlink(&w->src_quiet);
     for (int r = 0; r < w->size; r++) {
         nbr_peer_q_t *q = w->t[r].q;
         if (!q)

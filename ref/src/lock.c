@@ -12,65 +12,69 @@
 #include <sched.h>
 
 #include "nbr.h"
+#include "transport/tp.h"
 
 #define NBR_GLOBAL_EXCL        (UINT64_C(1) << 32)
 #define NBR_GLOBAL_SHARED_MASK (NBR_GLOBAL_EXCL - 1)
 
-/* Add `add` to *word if no conflicting holder ((word & busy_mask) == 0). */
-static int try_add(uint64_t *word, uint64_t add, uint64_t busy_mask)
-{
-    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
-    while (!(v & busy_mask))
-        if (__atomic_compare_exchange_n(word, &v, v + add, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return 1;
-    return 0;
-}
+/* Each try is one atomic through the transport seam (transport/tp.h): a CPU atomic on a shm
+ * peer's word, a round trip toward a remote one — then the try returns 0 until the old value is
+ * back in the epoch's cell, and the engine asks again. */
 
-int nbr_try_lock_shared(nbr_target_t *t)
+int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
-    return try_add(&t->ctl->lock, 1, NBR_LOCK_WRITER);
+    uint64_t old;
+    return nbr_tp_amo(w, r, NBR_W_LOCK, NBR_AMO_CADD, 1, NBR_LOCK_WRITER, c, &old) &&
+           !(old & NBR_LOCK_WRITER);
 }
 
 /* The first exclusive lock a rank holds keeps lock_all out through the global word. */
-int nbr_try_lock_global_excl(nbr_win_t *w)
+int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c)
 {
-    if (w->excl_global) {
+    if (w->excl_global && c->state == NBR_CELL_IDLE) {
         w->excl_global++;
         return 1;
     }
-    if (!try_add(&w->t[0].ctl->global, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK))
+    uint64_t old;
+    if (!nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK, c,
+                    &old) ||
+        (old & NBR_GLOBAL_SHARED_MASK))
         return 0;
-    w->excl_global = 1;
+    /* Remote tries of two epochs may both be in flight: one registration is ours to keep. */
+    if (w->excl_global)
+        nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL);
+    w->excl_global++;
     return 1;
 }
 
-int nbr_try_lock_writer(nbr_target_t *t)
+int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
-    uint64_t zero = 0;
-    return __atomic_compare_exchange_n(&t->ctl->lock, &zero, NBR_LOCK_WRITER, 0, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    uint64_t old;
+    return nbr_tp_amo(w, r, NBR_W_LOCK, NBR_AMO_CAS, NBR_LOCK_WRITER, 0, c, &old) && old == 0;
 }
 
-int nbr_try_lock_all(nbr_win_t *w)
+int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c)
 {
-    return try_add(&w->t[0].ctl->global, 1, ~NBR_GLOBAL_SHARED_MASK);
+    uint64_t old;
+    return nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, 1, ~NBR_GLOBAL_SHARED_MASK, c, &old) &&
+           !(old & ~NBR_GLOBAL_SHARED_MASK);
 }
 
-void nbr_unlock_shared(nbr_target_t *t)
+void nbr_unlock_shared(nbr_win_t *w, int r)
 {
-    __atomic_sub_fetch(&t->ctl->lock, 1, __ATOMIC_RELEASE);
+    nbr_tp_amo_nr(w, r, NBR_W_LOCK, NBR_AMO_FADD, (uint64_t)-1);
 }
 
-void nbr_unlock_writer(nbr_win_t *w, nbr_target_t *t)
+void nbr_unlock_writer(nbr_win_t *w, int r)
 {
-    __atomic_store_n(&t->ctl->lock, 0, __ATOMIC_RELEASE);
+    nbr_tp_amo_nr(w, r, NBR_W_LOCK, NBR_AMO_SWAP, 0);
     if (!--w->excl_global)
-        __atomic_sub_fetch(&w->t[0].ctl->global, NBR_GLOBAL_EXCL, __ATOMIC_RELEASE);
+        nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL);
 }
 
 void nbr_unlock_all_word(nbr_win_t *w)
 {
-    __atomic_sub_fetch(&w->t[0].ctl->global, 1, __ATOMIC_RELEASE);
+    nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)-1);
 }
 
 /* A ticket lock: take a ticket, wait for it to be served. First come, first served, which is

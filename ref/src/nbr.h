@@ -34,6 +34,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \
+    X(NET, str, "auto", "transport between ranks of different nodes: am (active messages over the MPI library's point-to-point), verbs (libibverbs RDMA), auto (verbs where an RDMA device is present, else am)") \
     X(ASYNC_PROGRESS, int, 0, "1: a progress thread advances deferred epochs while the application computes (paper 000 §VII-D)") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
@@ -66,7 +67,20 @@ static inline uint64_t nbr_handle_hash(const void *handle, size_t len)
 typedef struct {
     uint64_t posted;    /* exposure epochs this peer opened toward me (its g for me) */
     uint64_t completed; /* access epochs this peer closed toward me */
+    uint64_t fence;     /* remote peers only: the fences it reached (shm peers' are read in
+                           their own block) */
+    uint64_t freed;     /* remote peers only: it reached MPI_Win_free */
 } nbr_peer_ctr_t;
+
+/* Transports of a peer pair (transport/tp.h). */
+enum { NBR_NET_SHM = 0, NBR_NET_AM, NBR_NET_VERBS };
+
+/* The result of a remote atomic in flight (transport/tp.h): idle, pending, ready. */
+enum { NBR_CELL_IDLE = 0, NBR_CELL_PENDING, NBR_CELL_READY };
+typedef struct {
+    int state, err;
+    uint64_t val;
+} nbr_tp_cell_t;
 
 typedef struct {
     MPI_Aint base, size; /* absolute address in the owner's address space */
@@ -147,6 +161,9 @@ typedef struct nbr_req {
     MPI_Request greq_key; /* the handle it was registered under (request.c) */
     MPI_Win win;
     struct nbr_req *next_finish; /* queued for MPI_Grequest_complete (progress thread) */
+    /* A request-based call toward remote peers: its operations still in flight, their first
+     * error, and whether the call has issued them all (armed: the last completion finishes it). */
+    int tp_pending, tp_err, tp_armed;
 } nbr_req_t;
 
 struct nbr_epoch;
@@ -193,7 +210,7 @@ typedef struct nbr_epoch {
     struct nbr_epoch *rnext, *rprev; /* epochs holding recorded calls, by first recorded age */
     struct nbr_win *win;
     int kind, state, side, cls, closed, assert;
-    unsigned char on_list, on_closed, on_rec, notify_marked;
+    unsigned char on_list, on_closed, on_rec, notify_marked, on_quiet;
     uint64_t open_seq, close_seq; /* window events: was an earlier epoch closed before I opened? */
     int *group, n;                /* START: targets; POST: origins */
     nbr_match_t *m;               /* START, POST: one entry per group member */
@@ -206,6 +223,8 @@ typedef struct nbr_epoch {
     uint64_t first_age; /* age of its first recorded call */
     nbr_req_t *close_req, *open_req; /* open_req: LOCK, LOCK_ALL: completes at the grant */
     int err;
+    nbr_tp_cell_t cell;             /* LOCK, LOCK_ALL: a lock try in flight (remote targets) */
+    struct nbr_epoch *qnext, *qprev; /* closed, waiting for its operations to complete */
 } nbr_epoch_t;
 
 /* A flush waiting for recorded calls no younger than `age` toward its rank (or any). */
@@ -213,10 +232,18 @@ typedef struct nbr_flush {
     struct nbr_flush *next;
     uint64_t age;
     nbr_req_t *req;
+    int rank; /* or NBR_FLUSH_ALL */
 } nbr_flush_t;
 
 /* Something the engine polls: a word another process writes that an active epoch waits on. */
-enum { NBR_SRC_POSTS = 1, NBR_SRC_DONES, NBR_SRC_LOCK, NBR_SRC_LOCK_ALL, NBR_SRC_FENCE };
+enum {
+    NBR_SRC_POSTS = 1,
+    NBR_SRC_DONES,
+    NBR_SRC_LOCK,
+    NBR_SRC_LOCK_ALL,
+    NBR_SRC_FENCE,
+    NBR_SRC_QUIET /* epochs and flushes waiting for remote completions */
+};
 typedef struct nbr_source {
     struct nbr_source *next, *prev; /* the engine's poll list */
     struct nbr_win *w;
@@ -254,6 +281,10 @@ typedef struct nbr_target {
     unsigned char in_access; /* member of the open PSCW access group */
     nbr_epoch_t *lock_ep;    /* the open lock epoch toward it */
     nbr_peer_q_t *q;         /* engine state toward it (NULL until first needed) */
+    unsigned char net;       /* NBR_NET_*: the transport of the pair (transport/tp.h) */
+    int wrank;               /* remote: its rank in MPI_COMM_WORLD (the am communicator's) */
+    int amid;                /* remote: its id of this window */
+    long tp_out;             /* remote: my operations toward it not yet complete */
 } nbr_target_t;
 
 typedef struct nbr_win {
@@ -289,6 +320,19 @@ typedef struct nbr_win {
     uint64_t fence_wait_no;           /* ... for this fence number */
     int fence_scan;                   /* peers already seen there */
     nbr_source_t src_all, src_fence;
+    /* Remote completions (transport/tp.h): closed epochs and flushes whose calls were all
+     * carried out, waiting for the targets' acknowledgements. */
+    nbr_source_t src_quiet;
+    nbr_epoch_t *quiet_head, *quiet_tail;
+    nbr_flush_t *fq_head;
+    int nremote;   /* peers reached through a remote transport (0: a one-node window) */
+    int amid;      /* my id of this window among the am transport's (-1: none) */
+    long tp_out;   /* my remote operations not yet complete */
+    long tp_tries; /* my remote lock tries in flight (not operations: see transport/am.c) */
+    int tp_err;    /* the first error a target reported, for the next completion to raise */
+    nbr_req_t *op_req; /* the request the current call's remote operations complete */
+    void *priv;        /* MPI_Win_allocate across nodes: my memory (private, reached with CMA
+                          by my node's peers and by messages from others) */
     nbr_epoch_t *rec_head, *rec_tail;  /* epochs holding recorded calls, by first age */
     nbr_flush_t *fla_head, *fla_tail;  /* flush_all requests waiting, by age */
     int nflushes;                      /* flush requests waiting */
@@ -362,6 +406,7 @@ void nbr_vendor_progress(void); /* run the vendor's progress engine once (MPI-3.
 void nbr_progress_init(void);     /* after MPI_Init: the probe's private communicator */
 void nbr_progress_finalize(void);
 int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
+int nbr_wait_req_status(MPI_Request *req, MPI_Status *st);
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
 /* A request already complete (R-variants, epoch openings): a generalized request. */
 int nbr_req_done(MPI_Request *req);
@@ -375,14 +420,20 @@ void nbr_wait_step(long *spins);
 int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n);
 void nbr_acc_lock(nbr_target_t *t, int me);
 void nbr_acc_unlock(nbr_target_t *t);
-/* Lock words (lock.c): one try each, never waiting. */
-int nbr_try_lock_shared(nbr_target_t *t);
-int nbr_try_lock_global_excl(nbr_win_t *w);
-int nbr_try_lock_writer(nbr_target_t *t);
-int nbr_try_lock_all(nbr_win_t *w);
-void nbr_unlock_shared(nbr_target_t *t);
-void nbr_unlock_writer(nbr_win_t *w, nbr_target_t *t);
+/* Lock words (lock.c): one try each, never waiting; toward a remote target a try is in flight
+ * until its cell holds the answer (0 meanwhile). */
+int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c);
+int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c);
+int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c);
+int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c);
+void nbr_unlock_shared(nbr_win_t *w, int r);
+void nbr_unlock_writer(nbr_win_t *w, int r);
 void nbr_unlock_all_word(nbr_win_t *w);
+/* A remote operation of a request-based call completed (transport/am.c). */
+void nbr_req_op_done(nbr_req_t *r, int err);
+/* The call that issued r's operations is over: the last completion finishes it (now if none is
+ * in flight). */
+void nbr_req_arm(nbr_req_t *r);
 
 nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind);
 void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e); /* never enqueued */

@@ -35,6 +35,25 @@ static int op_index(MPI_Op op)
     return -1;
 }
 
+int nbr_op_index(MPI_Op op)
+{
+    return op_index(op);
+}
+
+MPI_Op nbr_op_at(int index)
+{
+    static MPI_Op ops[OP_COUNT];
+    static int filled;
+    if (!__atomic_load_n(&filled, __ATOMIC_ACQUIRE)) { /* the handles are link-time constants */
+        int i = 0;
+#define X(o) ops[i++] = MPI_##o;
+        NBR_OPS(X)
+#undef X
+        __atomic_store_n(&filled, 1, __ATOMIC_RELEASE);
+    }
+    return index >= 0 && index < OP_COUNT ? ops[index] : MPI_OP_NULL;
+}
+
 const char *nbr_op_name(MPI_Op op)
 {
     static const char *const names[] = {

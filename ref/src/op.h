@@ -29,6 +29,11 @@ typedef void nbr_kernel_fn(const char *restrict in, char *restrict io, MPI_Aint 
 nbr_kernel_fn *nbr_op_kernel(MPI_Op op, MPI_Datatype basic);
 void nbr_op_run(nbr_kernel_fn *k, const void *in, void *inout, MPI_Aint n, MPI_Aint ext);
 
+/* A predefined op (MPI_REPLACE, MPI_NO_OP included) as an index that means the same op in every
+ * process, and back; -1 / MPI_OP_NULL when there is none. */
+int nbr_op_index(MPI_Op op);
+MPI_Op nbr_op_at(int index);
+
 /* "MPI_SUM", ... or "user-defined op": for error messages. */
 const char *nbr_op_name(MPI_Op op);
 

@@ -64,15 +64,20 @@ void nbr_vendor_progress(void)
         return;
 }
 
-int nbr_wait_req(MPI_Request *req)
+int nbr_wait_req_status(MPI_Request *req, MPI_Status *st)
 {
     int done = 0, rc;
     long spins = 0;
-    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done) {
+    while ((rc = PMPI_Test(req, &done, st)) == MPI_SUCCESS && !done) {
         nbr_progress();
         nbr_wait_step(&spins);
     }
     return rc;
+}
+
+int nbr_wait_req(MPI_Request *req)
+{
+    return nbr_wait_req_status(req, MPI_STATUS_IGNORE);
 }
 
 int nbr_barrier(MPI_Comm comm)

@@ -248,3 +248,20 @@ int nbr_req_wait(nbr_req_t *r)
     }
     return r->err;
 }
+
+/* Request-based calls toward remote peers (transport/tp.h): the request completes when the last
+ * of the call's operations has, and not before the call has issued them all (armed). */
+void nbr_req_op_done(nbr_req_t *r, int err)
+{
+    if (err != MPI_SUCCESS && r->tp_err == MPI_SUCCESS)
+        r->tp_err = err;
+    if (--r->tp_pending == 0 && r->tp_armed)
+        nbr_req_finish(r, r->tp_err);
+}
+
+void nbr_req_arm(nbr_req_t *r)
+{
+    r->tp_armed = 1;
+    if (r->tp_pending == 0)
+        nbr_req_finish(r, r->tp_err);
+}

@@ -20,6 +20,7 @@
 #include "dtype.h"
 #include "nbr.h"
 #include "op.h"
+#include "transport/tp.h"
 
 /* An open, ready access epoch covers `rank` (MPI-3.1 §11.5: fence, lock_all, a lock on it, or
  * PSCW start), so the call goes straight to memory. Every RMA call passes here once, so this also
@@ -167,7 +168,7 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
 {
     if (od->contig && td->contig && (MPI_Aint)ocount * od->size == (MPI_Aint)tcount * td->size) {
         size_t n = (size_t)ocount * (size_t)od->size;
-        return write ? nbr_shm_write(w, rank, off, obuf, n) : nbr_shm_read(w, rank, off, obuf, n);
+        return write ? nbr_tp_put(w, rank, off, obuf, n) : nbr_tp_get(w, rank, off, obuf, n);
     }
     nbr_dtype_walk_t it;
     if (nbr_dtype_walk_init(&it, od, ocount, td, tcount) != MPI_SUCCESS)
@@ -178,8 +179,8 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
     MPI_Aint oo, to, len;
     int rc = MPI_SUCCESS;
     while (rc == MPI_SUCCESS && nbr_dtype_walk_next(&it, &oo, &to, &len))
-        rc = write ? nbr_shm_write(w, rank, off + to, (char *)obuf + oo, (size_t)len)
-                   : nbr_shm_read(w, rank, off + to, (char *)obuf + oo, (size_t)len);
+        rc = write ? nbr_tp_put(w, rank, off + to, (char *)obuf + oo, (size_t)len)
+                   : nbr_tp_get(w, rank, off + to, (char *)obuf + oo, (size_t)len);
     return rc;
 }
 
@@ -391,6 +392,52 @@ static int get_apply_chunked(nbr_win_t *w, MPI_Op op, const void *obuf, int ocou
     return rc;
 }
 
+/* The accumulate family toward a remote target (transport/tp.h): accumulate deliveries of whole
+ * target elements, at most NBR_AM_PIECE bytes each (each is applied under the target's
+ * accumulate lock, so element-wise atomicity and same-origin ordering hold as over shared
+ * memory). get_accumulate (rbuf != NULL): the result walk decides the pieces, the origin's bytes
+ * for each are gathered in target-element order, and each piece's old contents land in the
+ * result buffer when its acknowledgement arrives. */
+#define NBR_AM_PIECE 16384
+static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, int ocount,
+                      const nbr_dtype_t *od, void *rbuf, int rcount, const nbr_dtype_t *rd,
+                      int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+{
+    MPI_Aint ext = td->basic_extent, budget = NBR_AM_PIECE - NBR_AM_PIECE % ext, oo, to, len;
+    int rc = MPI_SUCCESS;
+    if (!rbuf) {
+        nbr_dtype_walk_t it;
+        if (nbr_dtype_walk_init_elem(&it, od, ocount, td, tcount) != MPI_SUCCESS)
+            return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
+        while (rc == MPI_SUCCESS && nbr_dtype_walk_next(&it, &oo, &to, &len))
+            for (MPI_Aint done = 0, n; rc == MPI_SUCCESS && done < len; done += n) {
+                n = len - done < budget ? len - done : budget;
+                rc = nbr_am_acc(w, rank, off + to + done, op, td->basic,
+                                (const char *)obuf + oo + done, NULL, (size_t)n);
+            }
+        return rc;
+    }
+    acc_walk_t r = {.len = 0}, a = {.len = 0};
+    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
+        (op != MPI_NO_OP &&
+         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+        return nbr_err(w, call, MPI_ERR_TYPE,
+                       "origin, result and target types do not hold the same elements");
+    char *tmp = op != MPI_NO_OP ? malloc((size_t)budget) : NULL;
+    if (op != MPI_NO_OP && !tmp)
+        return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an accumulate piece");
+    while (rc == MPI_SUCCESS && acc_walk_take(&r, budget, &oo, &to, &len)) {
+        for (MPI_Aint got = 0, aoo, ato, alen; op != MPI_NO_OP && got < len; got += alen) {
+            if (!acc_walk_take(&a, len - got, &aoo, &ato, &alen))
+                break; /* cannot happen: both walks cover the same target bytes */
+            memcpy(tmp + got, (const char *)obuf + aoo, (size_t)alen);
+        }
+        rc = nbr_am_acc(w, rank, off + to, op, td->basic, tmp, (char *)rbuf + oo, (size_t)len);
+    }
+    free(tmp);
+    return rc;
+}
+
 /* The shared checks of the accumulate family; `obuf` NULL for MPI_NO_OP. *nothing: the call
  * moves no byte (checked for rank and epoch only; the caller returns at once). */
 static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype ot, int rank,
@@ -492,6 +539,8 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
                                       .tt = tt,
                                       .op = op,
                                       .call = call});
+    if (nbr_tp_remote(&w->t[rank]))
+        return acc_remote(w, call, op, obuf, ocount, od, NULL, 0, NULL, rank, off, tcount, td);
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 1);
     nbr_acc_unlock(&w->t[rank]);
@@ -548,6 +597,8 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                                       .tt = tt,
                                       .op = op,
                                       .call = call});
+    if (nbr_tp_remote(&w->t[rank]))
+        return acc_remote(w, call, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount, td);
     if ((rc = get_apply_chunked(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
                                 td)) != MPI_ERR_TYPE)
         return rc;
@@ -596,6 +647,8 @@ static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, co
                                       .disp = disp,
                                       .call = call});
     size_t n = (size_t)d->size;
+    if (nbr_tp_remote(&w->t[rank]))
+        return nbr_am_cas(w, rank, off, obuf, cbuf, rbuf, n);
     unsigned char old[64];
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = nbr_shm_read(w, rank, off, old, n);
@@ -701,10 +754,15 @@ NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf,
     NBR_ENTER();                                                                                   \
     w->want_req = 1;                                                                               \
     w->got_req = NULL;                                                                             \
+    w->op_req = NULL;                                                                              \
     int rc_ = call_expr;                                                                           \
     nbr_req_t *r_ = w->got_req;                                                                    \
+    int issued_ = w->op_req != NULL; /* remote operations in flight finish it */                  \
     w->want_req = 0;                                                                               \
     w->got_req = NULL;                                                                             \
+    w->op_req = NULL;                                                                              \
+    if (issued_)                                                                                   \
+        nbr_req_arm(r_);                                                                           \
     if (rc_ == MPI_SUCCESS)                                                                        \
         rc_ = r_ ? nbr_req_expose(r_, req) : nbr_req_done(req);                                    \
     else if (r_)                                                                                   \

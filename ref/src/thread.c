@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "nbr.h"
+#include "transport/tp.h"
 
 int nbr_locking;
 int nbr_thread_level = MPI_THREAD_SINGLE;
@@ -78,11 +79,21 @@ static void thread_init(int provided)
     if (provided == MPI_THREAD_MULTIPLE)
         nbr_locking = 1;
     nbr_progress_init();
+    nbr_am_init();
+}
+
+/* The progress thread serves other nodes' requests (transport/am.c) only if it may call the MPI
+ * library: with NBRMA_ASYNC_PROGRESS=1 we ask for MPI_THREAD_MULTIPLE (MPI-3.1 §12.4.3: a
+ * provided level above the required one is fine). */
+static int wanted_level(int required)
+{
+    const char *a = getenv("NBRMA_ASYNC_PROGRESS");
+    return a && atoi(a) > 0 && required < MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
 }
 
 NBR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    int rc = PMPI_Init_thread(argc, argv, wanted_level(required), provided);
     if (rc == MPI_SUCCESS)
         thread_init(*provided);
     return rc;
@@ -90,7 +101,9 @@ NBR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided
 
 NBR_API int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv), provided = MPI_THREAD_SINGLE;
+    int provided = MPI_THREAD_SINGLE, want = wanted_level(MPI_THREAD_SINGLE);
+    int rc = want == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
+                                       : PMPI_Init_thread(argc, argv, want, &provided);
     if (rc == MPI_SUCCESS && PMPI_Query_thread(&provided) == MPI_SUCCESS)
         thread_init(provided);
     return rc;
@@ -99,6 +112,7 @@ NBR_API int MPI_Init(int *argc, char ***argv)
 NBR_API int MPI_Finalize(void)
 {
     nbr_arena_finalize(); /* peers mapped what they need: the names can go */
+    nbr_am_finalize();
     nbr_progress_finalize();
     return PMPI_Finalize();
 }

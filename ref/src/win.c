@@ -14,8 +14,14 @@
  * sizes, the vendor's MPI_Win_allocate_shared, like MPI_Win_allocate_shared itself; every rank of
  * the node loads and stores its peers' segments directly. MPI_Win_create and dynamic windows
  * expose private memory that peers reach with CMA (process_vm_readv/writev); the process allows
- * that (PR_SET_PTRACER) only while such a window exists. Windows whose group spans nodes are
- * refused: the inter-node transports are not part of the shared-memory reference. */
+ * that (PR_SET_PTRACER) only while such a window exists.
+ *
+ * Windows whose group spans nodes (real ones, or virtual ones of NBRMA_RANKS_PER_NODE): each
+ * pair gets its transport at creation (transport/tp.h) — shm within a node, am across nodes.
+ * MPI_Win_allocate then takes private memory (the node's peers reach it with CMA, others with
+ * messages), and MPI_Win_allocate_shared is an error (MPI_ERR_RMA_SHARED), as MPI-3.1 §11.2.3
+ * says: its group must be able to share memory. Control blocks of remote peers are never
+ * mapped; their lock words and notifications go through the transport. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -28,6 +34,8 @@
 
 #include "nbr.h"
 #include "nbrma.h"
+#include "transport/tp.h"
+#include "transport/verbs.h"
 
 int nbr_impl_ref = 1;
 int nbr_nwins;
@@ -325,6 +333,24 @@ static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
     return MPI_SUCCESS;
 }
 
+/* NBRMA_NET=verbs for a window across nodes: refused, with the way out. */
+static const char *verbs_refusal(void)
+{
+    static char msg[384];
+    char why[200] = "";
+    if (!nbr_verbs_probe(why, sizeof why))
+        snprintf(msg, sizeof msg,
+                 "NBRMA_NET=verbs asks for RDMA, but %s: set NBRMA_NET=am (or auto) to use active "
+                 "messages over the MPI library",
+                 why);
+    else
+        snprintf(msg, sizeof msg,
+                 "NBRMA_NET=verbs: an RDMA device is present, but libnbrma's verbs data path is "
+                 "not wired into the transport seam yet (docs/ref-internals.md, \"The verbs "
+                 "transport\"): set NBRMA_NET=am");
+    return msg;
+}
+
 /* Ref serves the window only when asked to and when its group lives on one node. Returns 0 to
  * forward to the vendor, 1 to serve it (*rc says whether that can go ahead). */
 static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
@@ -338,12 +364,18 @@ static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
         *rc = nbr_err_comm(comm, call, *rc, "could not learn which ranks share a node");
         return 1;
     }
-    if (ci->nodes != 1)
-        *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                           "the window's group spans nodes (%d of them); the reference serves "
-                           "shared-memory windows only: set NBRMA_IMPL=vendor to forward such "
-                           "windows to the MPI library",
+    if (ci->nodes != 1 && !nbr_am_ready())
+        *rc = nbr_err_comm(comm, call, MPI_ERR_OTHER,
+                           "the window's group spans nodes (%d of them) and the active-message "
+                           "transport could not be set up at MPI_Init (no private communicator)",
                            ci->nodes);
+    else if (ci->nodes != 1 && !strcasecmp(nbr_cfg.NET, "verbs"))
+        *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION, "%s",
+                           verbs_refusal());
+    else if (ci->nodes != 1 && strcasecmp(nbr_cfg.NET, "am") && strcasecmp(nbr_cfg.NET, "auto"))
+        *rc = nbr_err_comm(comm, call, MPI_ERR_ARG,
+                           "NBRMA_NET=%s is not a transport: use am, verbs or auto",
+                           nbr_cfg.NET);
     return 1;
 }
 
@@ -356,6 +388,8 @@ typedef struct {
     int pid;
     nbr_arena_ref_t ctl; /* its control block */
     uint64_t inc;        /* ... and that block's incarnation */
+    uint64_t node;       /* its node (real or virtual) */
+    int wrank, amid;     /* its rank in MPI_COMM_WORLD, its id of the window (am transport) */
 } nbr_peer_info_t;
 
 /* Bytes of one rank's control block: the block, then one pair of matching counters per peer. */
@@ -372,7 +406,11 @@ static int settle(MPI_Comm comm)
 {
     const nbr_comm_info_t *ci;
     int rc = comm_info(comm, &ci);
-    return rc != MPI_SUCCESS ? rc : ci->oversubscribed ? nbr_barrier(comm) : MPI_SUCCESS;
+    /* Across nodes every rank must also be past the point where a peer might still wait for it
+     * to serve an active message: a rank inside the vendor's blocking collective serves none. */
+    return rc != MPI_SUCCESS                           ? rc
+           : ci->oversubscribed || ci->nodes > 1 ? nbr_barrier(comm)
+                                                 : MPI_SUCCESS;
 }
 
 /* The handle of a window whose memory is not the vendor's (create, dynamic, symmetric
@@ -438,12 +476,16 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     nbr_peer_info_t mine = {.addr = (MPI_Aint)(uintptr_t)w->base,
                             .size = w->bytes,
                             .disp_unit = w->disp_unit,
-                            .pid = (int)getpid()};
-    int rc = MPI_SUCCESS;
+                            .pid = (int)getpid(),
+                            .node = my_node_key(),
+                            .amid = -1};
+    int rc = PMPI_Comm_rank(MPI_COMM_WORLD, &mine.wrank);
+    if (rc == MPI_SUCCESS && w->nremote && (w->amid = mine.amid = nbr_am_win_register(w)) < 0)
+        rc = MPI_ERR_NO_MEM;
     nbr_peer_info_t *info = calloc((size_t)w->size, sizeof *info);
     w->ctl_size = NBR_CACHELINE + ctl_bytes(w->size);
-    if (!info || !(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl))) {
-        rc = MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS || !info || !(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl))) {
+        rc = rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
     } else {
         nbr_ctl_t *c = (nbr_ctl_t *)((char *)w->ctl_block + NBR_CACHELINE);
         memset(c, 0, ctl_bytes(w->size));
@@ -455,7 +497,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         free(info);
         return rc;
     }
-    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->priv) {
         cma_window(1); /* before peers learn they may reach us */
         w->cma = 1;
     }
@@ -466,6 +508,19 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         rc = nbr_wait_req(&req);
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
         nbr_target_t *t = &w->t[r];
+        t->wrank = info[r].wrank;
+        t->amid = info[r].amid;
+        if (info[r].node != mine.node) { /* another node: everything goes through messages */
+            t->net = NBR_NET_AM;
+            t->ctl = NULL;
+            t->peer = NULL;
+            t->base = NULL;
+            t->addr = info[r].addr;
+            t->size = info[r].size;
+            t->disp_unit = info[r].disp_unit;
+            t->pid = -1;
+            continue;
+        }
         char *block = r == w->rank ? w->ctl_block : nbr_arena_map(info[r].pid, info[r].ctl);
         if (!block) {
             rc = MPI_ERR_NO_MEM; /* rank r's control block cannot be mapped here */
@@ -480,7 +535,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         t->pid = info[r].pid;
         if (t->size == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
             t->base = NULL; /* nothing there: every access is out of range */
-        if (r == w->rank && !t->base && w->flavor == MPI_WIN_FLAVOR_CREATE)
+        if (r == w->rank && !t->base && (w->flavor == MPI_WIN_FLAVOR_CREATE || w->priv))
             t->base = w->base; /* my own memory: no CMA needed */
     }
     free(info);
@@ -500,6 +555,9 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
 
 static void win_destroy(nbr_win_t *w)
 {
+    if (w->nremote)
+        nbr_am_win_unregister(w);
+    free(w->priv);
     while (w->q_head) /* only fence epochs that carried nothing remain at free */
         nbr_epoch_drop(w, w->q_head);
     if (w->t) {
@@ -530,6 +588,7 @@ static nbr_win_t *win_new(int flavor, MPI_Aint size, int disp_unit, MPI_Comm com
     w->disp_unit = disp_unit;
     w->handle = MPI_WIN_NULL;
     w->group = MPI_GROUP_NULL;
+    w->amid = -1;
     nbr_win_engine_init(w);
     if (PMPI_Comm_rank(comm, &w->rank) != MPI_SUCCESS ||
         PMPI_Comm_size(comm, &w->size) != MPI_SUCCESS ||
@@ -618,8 +677,32 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
     w->flags = flags;
     w->base = base;
+    const nbr_comm_info_t *ci;
+    if ((rc = comm_info(comm, &ci)) != MPI_SUCCESS) {
+        win_destroy(w);
+        return nbr_err_comm(comm, call, rc, "could not learn which ranks share a node");
+    }
+    w->nremote = w->size - ci->node_ranks;
+    if (w->nremote && flavor == MPI_WIN_FLAVOR_SHARED) { /* every rank sees the same count */
+        int nodes = ci->nodes;
+        win_destroy(w);
+        return nbr_err_comm(comm, call, MPI_ERR_RMA_SHARED,
+                            "the group spans %d nodes, and shared memory needs one: split the "
+                            "communicator with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first",
+                            nodes);
+    }
+    if (w->nremote && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        /* Private memory, zero-filled like the node-shared kind (pages of a fresh mapping). */
+        rc = size > 0 && !(w->priv = calloc(1, (size_t)size)) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
+            win_destroy(w);
+            return nbr_err_comm(comm, call, rc, "out of memory for %ld bytes of window memory",
+                                (long)size);
+        }
+        w->base = w->priv;
+    }
     int sym = 0;
-    if (flavor == MPI_WIN_FLAVOR_ALLOCATE &&
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote &&
         (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0) {
         char why[160];
         snprintf(why, sizeof why,
@@ -627,7 +710,8 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                  (long)size, w->size);
         return win_abandon(w, comm, call, rc, why);
     }
-    if (flavor == MPI_WIN_FLAVOR_SHARED || (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym))
+    if (flavor == MPI_WIN_FLAVOR_SHARED ||
+        (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym && !w->nremote))
         rc = data_handle(w, size, disp_unit, info, comm);
     else
         rc = empty_handle(w, info, comm);
@@ -783,6 +867,8 @@ int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi)
         return MPI_SUCCESS;
     if (rank == w->rank)
         return regions_cover(w->regs, w->nregs, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+    if (nbr_tp_remote(&w->t[rank]))
+        return MPI_SUCCESS; /* checked by the target when the access arrives (transport/am.c) */
     int rc = regions_fetch(w, rank);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -882,14 +968,31 @@ NBR_API int MPI_Win_detach(MPI_Win win, const void *base)
  * waits for every peer's; a peer's block reused since still reads "freed" for this window). */
 static void free_barrier(nbr_win_t *w)
 {
+    long spins = 0;
+    /* Remote peers: my operations toward them (lock releases, notifications) are all
+     * acknowledged, then each is told; they tell me. Their messages for this window come in
+     * order before that notification, so none arrives after it. */
+    while (w->nremote && (!nbr_tp_quiet(w, NBR_FLUSH_ALL) || w->tp_tries)) {
+        nbr_progress();
+        nbr_wait_step(&spins);
+    }
+    for (int r = 0; r < w->size && w->nremote; r++)
+        if (nbr_tp_remote(&w->t[r]))
+            nbr_am_notify(w, r, NBR_NS_FREED, 1);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, w->t[w->rank].inc, __ATOMIC_RELEASE);
-    long spins = 0;
-    for (int r = 0; r < w->size; r++)
-        while (__atomic_load_n(&nbr_ctl_hdr(w->t[r].ctl)->freed, __ATOMIC_ACQUIRE) < w->t[r].inc) {
-            nbr_vendor_progress();
+    for (int r = 0; r < w->size; r++) {
+        nbr_target_t *t = &w->t[r];
+        while (nbr_tp_remote(t)
+                   ? !__atomic_load_n(&w->t[w->rank].peer[r].freed, __ATOMIC_ACQUIRE)
+                   : __atomic_load_n(&nbr_ctl_hdr(t->ctl)->freed, __ATOMIC_ACQUIRE) < t->inc) {
+            if (w->nremote)
+                nbr_progress(); /* serve the remote peers still working on this window */
+            else
+                nbr_vendor_progress();
             nbr_wait_step(&spins);
         }
+    }
 }
 
 /* Freeing needs every epoch closed and complete (MPI-3.1 §11.2.5); a nonblocking epoch whose
@@ -1041,4 +1144,22 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
     *disp_unit = w->t[rank].disp_unit;
     *(void **)baseptr = w->t[rank].base ? (void *)w->t[rank].base : NULL;
     return MPI_SUCCESS;
+}
+
+/* ---- virtual nodes --------------------------------------------------------------------------- */
+
+/* With NBRMA_RANKS_PER_NODE a "node" is a block of consecutive world ranks: the communicator
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives must be that block, or a program would build
+ * an MPI_Win_allocate_shared window across virtual nodes (refused) from what its MPI calls one
+ * node. Other split types, and real nodes, go to the MPI library. */
+NBR_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                MPI_Comm *newcomm)
+{
+    lib_init();
+    if (split_type != MPI_COMM_TYPE_SHARED || nbr_cfg.RANKS_PER_NODE <= 0 || !nbr_impl_ref)
+        return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    int rc = PMPI_Comm_split(comm, (int)(my_node_key() & 0x3fffffff), key, newcomm);
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
+        rc = PMPI_Comm_set_info(*newcomm, info);
+    return rc;
 }

@@ -1,0 +1,795 @@
+/* am.c — the active-message transport: RMA between nodes over the vendor's two-sided MPI.
+ *
+ * Everything goes over a private duplicate of MPI_COMM_WORLD (made at MPI_Init), so nothing can
+ * match the application's messages, and nothing here ever blocks inside the vendor: sends and
+ * receives are nonblocking and tested from the progress engine (paper 000 §VII-D: step 1
+ * collects completions and serves incoming packets — puts, gets, accumulates, atomics, lock
+ * words and notifications are carried out by the target's CPU there; step 2's issuing happens
+ * in the RMA calls themselves).
+ *
+ * Protocol (one request stream per ordered pair of processes: MPI's non-overtaking rule keeps a
+ * pair's requests in order, which same-origin accumulate ordering and "data before done
+ * notification" rely on):
+ *   TAG_REQ  origin -> target: a header, plus up to AM_EAGER payload bytes (puts, accumulates,
+ *            compare-and-swap operands);
+ *   TAG_REP  target -> origin: the acknowledgement of a request, with fetched data (gets of at
+ *            most AM_EAGER bytes, accumulate results, atomics' old values) and an error code;
+ *   TAG_PUT  origin -> target: a large put's payload (rendezvous: the target receives it
+ *            straight into window memory when it serves the header; headers and payloads of a
+ *            pair are both in order, so the k-th large header matches the k-th payload);
+ *   TAG_GET  target -> origin: a large get's data, sent from window memory into the origin
+ *            buffer, where the origin posted the receive before it sent the header.
+ * Every request the origin sends holds a token until its acknowledgement (or, for a large get,
+ * its data) arrives: the token's completion is the operation's remote completion. Memory per
+ * peer is bounded: at most AM_CREDITS requests in flight toward one process (an issuing call
+ * polls until one completes), each at most AM_EAGER + header bytes; larger puts and gets are
+ * rendezvous transfers that the MPI library moves without buffering. Accumulates are split at
+ * element boundaries into AM_EAGER pieces, so they never rendezvous: each piece is applied under
+ * the target's accumulate lock, shared with its node's load/store peers (element-wise
+ * atomicity holds across transports). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "nbr.h"
+#include "op.h"
+#include "transport/tp.h"
+
+enum { TAG_REQ = 0x6e01, TAG_REP, TAG_PUT, TAG_GET };
+#define AM_EAGER    16384          /* payload bytes inside a request or reply */
+#define AM_NPOST    8              /* receives kept posted for requests, and for replies */
+#define AM_CREDITS  64             /* requests in flight toward one process */
+#define AM_RNDV_MAX (1L << 30)     /* largest single rendezvous message (int counts) */
+#define AM_NOTOK    UINT32_MAX     /* a request that wants no reply */
+
+enum { K_PUT = 1, K_PUT_RNDV, K_GET, K_GET_RNDV, K_ACC, K_CAS, K_AMO, K_NOTIFY };
+
+typedef struct {
+    uint32_t kind, win; /* win: the target's id of the window */
+    int32_t from;       /* the origin's rank in the window */
+    int32_t op, type;   /* ACC: op and basic type indices (dtype.c, op.c); AMO: op, word;
+                           NOTIFY: slot */
+    uint32_t tok;       /* the origin's token, AM_NOTOK: no reply */
+    uint64_t off, len;  /* target byte offset (dynamic: address), bytes */
+    uint64_t a, b;      /* AMO operands; NOTIFY value; ACC: a = 1 to fetch */
+} am_hdr_t;
+
+typedef struct {
+    uint32_t tok;
+    int32_t err;
+    uint64_t len, val; /* fetched bytes that follow; AMO: the old value */
+} am_rep_t;
+
+/* ---- state (under the big lock) -------------------------------------------------------------- */
+
+int nbr_am_on;
+static MPI_Comm am_comm = MPI_COMM_NULL;
+static int am_world, am_me, am_busy;
+
+/* The receives kept posted for requests and for replies: rings in posting order. MPI matches
+ * messages to posted receives in posting order, so serving a ring from its head serves a pair's
+ * requests in the order they were sent (a test of all of them at once, MPI_Testsome, reports
+ * completions by index and would reorder them). */
+typedef struct {
+    MPI_Request r[AM_NPOST];
+    void *buf[AM_NPOST];
+    int head, tag;
+    size_t size;
+} am_ring_t;
+static am_ring_t ring_req = {.tag = TAG_REQ, .size = sizeof(am_hdr_t) + AM_EAGER};
+static am_ring_t ring_rep = {.tag = TAG_REP, .size = sizeof(am_rep_t) + AM_EAGER};
+static int rings_ready; /* their requests are valid handles (MPI_REQUEST_NULL or posted) */
+
+/* Every other request of ours the MPI library holds, with what to do when it completes. */
+enum { A_SEND = 1, A_PUT_RECV, A_GET_RECV };
+typedef struct {
+    int what, peer;
+    uint32_t tok;  /* A_PUT_RECV: the origin's token to acknowledge; A_GET_RECV: mine */
+    int err;       /* A_PUT_RECV: the error to report (the data went to scratch) */
+    void *buf;     /* freed on completion (A_SEND, scratch), or a posted receive's buffer */
+} am_act_t;
+static MPI_Request *reqs;
+static am_act_t *acts;
+static MPI_Status *sts;
+static int *idx;
+static int nreq, capreq;
+
+/* Tokens: operations in flight, by index. */
+typedef struct {
+    int used, peer; /* peer: world rank */
+    int counted;     /* in tp_out (an RMA operation, release or notification), else a lock try */
+    nbr_win_t *w;
+    int rank;        /* the target's rank in the window */
+    void *dst;       /* fetched data goes here */
+    nbr_tp_cell_t *cell;
+    nbr_req_t *req;
+    uint32_t next_free;
+} am_tok_t;
+static am_tok_t *toks;
+static uint32_t ntok, captok, free_tok = UINT32_MAX;
+static long outstanding;
+static int *credits; /* per world rank: requests in flight toward it */
+
+/* Windows by id. */
+static nbr_win_t **wins;
+static int nwins_cap, nam_wins;
+
+/* ---- requests array -------------------------------------------------------------------------- */
+
+static int act_add(MPI_Request r, am_act_t a)
+{
+    if (nreq == capreq) {
+        int cap = capreq ? 2 * capreq : 64;
+        MPI_Request *nr = realloc(reqs, (size_t)cap * sizeof *nr);
+        if (nr)
+            reqs = nr;
+        am_act_t *na = realloc(acts, (size_t)cap * sizeof *na);
+        if (na)
+            acts = na;
+        MPI_Status *ns = realloc(sts, (size_t)cap * sizeof *ns);
+        if (ns)
+            sts = ns;
+        int *ni = realloc(idx, (size_t)cap * sizeof *ni);
+        if (ni)
+            idx = ni;
+        if (!nr || !na || !ns || !ni)
+            return MPI_ERR_NO_MEM;
+        capreq = cap;
+    }
+    reqs[nreq] = r;
+    acts[nreq++] = a;
+    return MPI_SUCCESS;
+}
+
+static int ring_post(am_ring_t *g, int i)
+{
+    if (!g->buf[i] && !(g->buf[i] = malloc(g->size)))
+        return MPI_ERR_NO_MEM;
+    return PMPI_Irecv(g->buf[i], (int)g->size, MPI_BYTE, MPI_ANY_SOURCE, g->tag, am_comm,
+                      &g->r[i]);
+}
+
+/* Send `n` bytes of `b` (freed when sent if `own`). */
+static int send_bytes(void *b, size_t n, int peer, int tag, int own)
+{
+    MPI_Request r;
+    int rc = PMPI_Isend(b, (int)n, MPI_BYTE, peer, tag, am_comm, &r);
+    if (rc == MPI_SUCCESS)
+        rc = act_add(r, (am_act_t){.what = A_SEND, .peer = peer, .buf = own ? b : NULL});
+    else if (own)
+        free(b);
+    return rc;
+}
+
+/* ---- set-up ---------------------------------------------------------------------------------- */
+
+void nbr_am_init(void)
+{
+    MPI_Comm c;
+    MPI_Request r;
+    if (PMPI_Comm_size(MPI_COMM_WORLD, &am_world) != MPI_SUCCESS ||
+        PMPI_Comm_rank(MPI_COMM_WORLD, &am_me) != MPI_SUCCESS ||
+        PMPI_Comm_idup(MPI_COMM_WORLD, &c, &r) != MPI_SUCCESS || nbr_wait_req(&r) != MPI_SUCCESS)
+        return;
+    if (PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
+        !(credits = calloc((size_t)am_world, sizeof *credits))) {
+        (void)PMPI_Comm_free(&c);
+        return;
+    }
+    am_comm = c;
+}
+
+int nbr_am_ready(void)
+{
+    return am_comm != MPI_COMM_NULL;
+}
+
+/* The receives are posted with the first window that has remote pairs: a job of one-node
+ * windows never pays for them. */
+static int am_start(void)
+{
+    if (nbr_am_on)
+        return MPI_SUCCESS;
+    for (int i = 0; i < AM_NPOST; i++)
+        ring_req.r[i] = ring_rep.r[i] = MPI_REQUEST_NULL;
+    rings_ready = 1;
+    for (int i = 0; i < AM_NPOST; i++) {
+        int rc = ring_post(&ring_req, i);
+        if (rc == MPI_SUCCESS)
+            rc = ring_post(&ring_rep, i);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    nbr_am_on = 1;
+    return MPI_SUCCESS;
+}
+
+int nbr_am_win_register(nbr_win_t *w)
+{
+    if (!nbr_am_ready() || am_start() != MPI_SUCCESS)
+        return -1;
+    int id = 0;
+    while (id < nwins_cap && wins[id])
+        id++;
+    if (id == nwins_cap) {
+        int cap = nwins_cap ? 2 * nwins_cap : 16;
+        nbr_win_t **nw = realloc(wins, (size_t)cap * sizeof *nw);
+        if (!nw)
+            return -1;
+        memset(nw + nwins_cap, 0, (size_t)(cap - nwins_cap) * sizeof *nw);
+        wins = nw;
+        nwins_cap = cap;
+    }
+    wins[id] = w;
+    nam_wins++;
+    return id;
+}
+
+void nbr_am_win_unregister(nbr_win_t *w)
+{
+    if (w->amid >= 0 && w->amid < nwins_cap && wins[w->amid] == w) {
+        wins[w->amid] = NULL;
+        nam_wins--;
+    }
+    w->amid = -1;
+}
+
+long nbr_am_outstanding(void)
+{
+    return outstanding;
+}
+
+/* ---- tokens ---------------------------------------------------------------------------------- */
+
+static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint32_t *out)
+{
+    if (free_tok == UINT32_MAX) {
+        if (ntok == captok) {
+            uint32_t cap = captok ? 2 * captok : 256;
+            am_tok_t *t = realloc(toks, (size_t)cap * sizeof *t);
+            if (!t)
+                return MPI_ERR_NO_MEM;
+            toks = t;
+            captok = cap;
+        }
+        toks[ntok].next_free = UINT32_MAX;
+        free_tok = ntok++;
+    }
+    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY). */
+    if (!w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
+        w->got_req = w->op_req;
+    uint32_t i = free_tok;
+    am_tok_t *t = &toks[i];
+    free_tok = t->next_free;
+    /* A lock try is no operation of an epoch: an epoch waiting for its own operations must not
+     * wait for another epoch's tries toward the same target (they repeat while the lock is
+     * busy — maybe held by the epoch waiting). The window's free waits for them too. */
+    int counted = !cell;
+    *t = (am_tok_t){.used = 1, .peer = w->t[rank].wrank, .w = w, .rank = rank, .dst = dst,
+                    .cell = cell, .req = w->op_req, .next_free = UINT32_MAX, .counted = counted};
+    if (t->req) {
+        nbr_req_ref(t->req);
+        t->req->tp_pending++;
+    }
+    if (cell)
+        *cell = (nbr_tp_cell_t){.state = NBR_CELL_PENDING};
+    if (counted) {
+        w->tp_out++;
+        w->t[rank].tp_out++;
+    } else {
+        w->tp_tries++;
+    }
+    credits[t->peer]++;
+    outstanding++;
+    *out = i;
+    return MPI_SUCCESS;
+}
+
+static void tok_done(uint32_t i, int err, uint64_t val)
+{
+    if (i >= ntok || !toks[i].used)
+        return; /* not ours (cannot happen): ignore rather than corrupt */
+    am_tok_t *t = &toks[i];
+    nbr_win_t *w = t->w;
+    if (err != MPI_SUCCESS && w->tp_err == MPI_SUCCESS)
+        w->tp_err = err;
+    if (t->cell)
+        *t->cell = (nbr_tp_cell_t){.state = NBR_CELL_READY, .err = err, .val = val};
+    if (t->req) {
+        nbr_req_op_done(t->req, err);
+        nbr_req_release(t->req);
+    }
+    if (t->counted) {
+        __atomic_store_n(&w->t[t->rank].tp_out, w->t[t->rank].tp_out - 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&w->tp_out, w->tp_out - 1, __ATOMIC_RELEASE);
+    } else {
+        w->tp_tries--;
+    }
+    credits[t->peer]--;
+    outstanding--;
+    t->used = 0;
+    t->next_free = free_tok;
+    free_tok = i;
+}
+
+/* Wait for a credit toward `peer` (serving others meanwhile: they may be waiting for us). */
+static void credit_wait(int peer)
+{
+    long spins = 0;
+    while (credits[peer] >= AM_CREDITS) {
+        nbr_am_progress();
+        if (credits[peer] >= AM_CREDITS)
+            nbr_wait_step(&spins);
+    }
+}
+
+/* Send request header `h` with `n` payload bytes; the token (if any) is h->tok. */
+static int send_req(nbr_win_t *w, int rank, const am_hdr_t *h, const void *p, size_t n,
+                    const void *p2, size_t n2)
+{
+    char *b = malloc(sizeof *h + n + n2);
+    if (!b)
+        return nbr_err(w, "libnbrma (am)", MPI_ERR_NO_MEM, "out of memory for a message");
+    memcpy(b, h, sizeof *h);
+    if (n)
+        memcpy(b + sizeof *h, p, n);
+    if (n2)
+        memcpy(b + sizeof *h + n, p2, n2);
+    int rc = send_bytes(b, sizeof *h + n + n2, w->t[rank].wrank, TAG_REQ, 1);
+    if (rc != MPI_SUCCESS)
+        return nbr_err(w, "libnbrma (am)", rc, "sending a request to rank %d failed", rank);
+    return MPI_SUCCESS;
+}
+
+static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
+{
+    return (am_hdr_t){.kind = (uint32_t)kind, .win = (uint32_t)w->t[rank].amid, .from = w->rank,
+                      .tok = AM_NOTOK};
+}
+
+/* A request with a token: credit, token, send; on failure the token completes with the error. */
+static int issue(nbr_win_t *w, int rank, am_hdr_t *h, const void *p, size_t n, const void *p2,
+                 size_t n2, void *dst, nbr_tp_cell_t *cell)
+{
+    credit_wait(w->t[rank].wrank);
+    uint32_t tok;
+    int rc = tok_new(w, rank, dst, cell, &tok);
+    if (rc != MPI_SUCCESS)
+        return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
+    h->tok = tok;
+    rc = send_req(w, rank, h, p, n, p2, n2);
+    if (rc != MPI_SUCCESS)
+        tok_done(tok, rc, 0);
+    return rc;
+}
+
+/* ---- the origin's operations ----------------------------------------------------------------- */
+
+int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
+{
+    const char *s = src;
+    while (len > 0) {
+        am_hdr_t h = hdr(w, r, K_PUT);
+        h.off = (uint64_t)off;
+        if (len <= AM_EAGER) {
+            h.len = len;
+            return issue(w, r, &h, s, len, NULL, 0, NULL, NULL);
+        }
+        size_t n = len < (size_t)AM_RNDV_MAX ? len : (size_t)AM_RNDV_MAX;
+        h.kind = K_PUT_RNDV;
+        h.len = n;
+        int rc = issue(w, r, &h, NULL, 0, NULL, 0, NULL, NULL);
+        if (rc == MPI_SUCCESS &&
+            (rc = send_bytes((void *)s, n, w->t[r].wrank, TAG_PUT, 0)) != MPI_SUCCESS)
+            rc = nbr_err(w, "libnbrma (am)", rc, "sending %zu bytes to rank %d failed", n, r);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        s += n;
+        off += (MPI_Aint)n;
+        len -= n;
+    }
+    return MPI_SUCCESS;
+}
+
+int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
+{
+    char *d = dst;
+    while (len > 0) {
+        am_hdr_t h = hdr(w, r, K_GET);
+        h.off = (uint64_t)off;
+        if (len <= AM_EAGER) {
+            h.len = len;
+            return issue(w, r, &h, NULL, 0, NULL, 0, d, NULL);
+        }
+        /* Rendezvous: my receive is posted before the target can send. */
+        size_t n = len < (size_t)AM_RNDV_MAX ? len : (size_t)AM_RNDV_MAX;
+        credit_wait(w->t[r].wrank);
+        uint32_t tok;
+        int rc = tok_new(w, r, NULL, NULL, &tok);
+        if (rc != MPI_SUCCESS)
+            return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
+        MPI_Request q;
+        rc = PMPI_Irecv(d, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
+        if (rc == MPI_SUCCESS &&
+            (rc = act_add(q, (am_act_t){.what = A_GET_RECV, .peer = w->t[r].wrank,
+                                        .tok = tok})) != MPI_SUCCESS) {
+            (void)PMPI_Cancel(&q);
+            (void)PMPI_Request_free(&q);
+        }
+        if (rc != MPI_SUCCESS) {
+            tok_done(tok, rc, 0);
+            return nbr_err(w, "libnbrma (am)", rc, "posting a receive for rank %d failed", r);
+        }
+        h.kind = K_GET_RNDV;
+        h.len = n;
+        h.tok = tok; /* for an error report only: the data completes the token */
+        if ((rc = send_req(w, r, &h, NULL, 0, NULL, 0)) != MPI_SUCCESS)
+            return rc; /* the posted receive stays: the window's free reports the loss */
+        d += n;
+        off += (MPI_Aint)n;
+        len -= n;
+    }
+    return MPI_SUCCESS;
+}
+
+int nbr_am_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic, const void *src,
+               void *result, size_t len)
+{
+    am_hdr_t h = hdr(w, r, K_ACC);
+    h.off = (uint64_t)off;
+    h.len = len;
+    h.op = nbr_op_index(op);
+    h.type = nbr_dtype_index(basic);
+    h.a = result != NULL;
+    if (h.op < 0 || h.type < 0 || len > AM_EAGER)
+        return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
+                       "accumulate piece of %zu bytes with %s on %s cannot be shipped", len,
+                       nbr_op_name(op), nbr_dtype_name(basic));
+    return issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0,
+                 result, NULL);
+}
+
+int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp, void *result,
+               size_t n)
+{
+    am_hdr_t h = hdr(w, r, K_CAS);
+    h.off = (uint64_t)off;
+    h.len = n;
+    return issue(w, r, &h, val, n, cmp, n, result, NULL);
+}
+
+int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
+               uint64_t *old)
+{
+    if (c && c->state == NBR_CELL_READY) {
+        c->state = NBR_CELL_IDLE;
+        if (c->err != MPI_SUCCESS && !w->tp_err)
+            w->tp_err = c->err;
+        *old = c->val;
+        return 1;
+    }
+    if (c && c->state == NBR_CELL_PENDING)
+        return 0;
+    am_hdr_t h = hdr(w, r, K_AMO);
+    h.op = op;
+    h.type = word;
+    h.a = a;
+    h.b = b;
+    if (issue(w, r, &h, NULL, 0, NULL, 0, NULL, c) != MPI_SUCCESS && c) {
+        *c = (nbr_tp_cell_t){0}; /* the error is in w->tp_err; the try is repeated */
+    }
+    return 0;
+}
+
+void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
+{
+    am_hdr_t h = hdr(w, r, K_NOTIFY);
+    h.op = slot;
+    h.a = v;
+    if (slot == NBR_NS_FREED) { /* no reply: the peer may be gone by then */
+        if (send_req(w, r, &h, NULL, 0, NULL, 0) != MPI_SUCCESS && !w->tp_err)
+            w->tp_err = MPI_ERR_OTHER;
+        return;
+    }
+    (void)issue(w, r, &h, NULL, 0, NULL, 0, NULL, NULL);
+}
+
+/* ---- the target's side ----------------------------------------------------------------------- */
+
+static void reply(int peer, uint32_t tok, int err, uint64_t val, const void *data, size_t n)
+{
+    if (tok == AM_NOTOK)
+        return;
+    char *b = malloc(sizeof(am_rep_t) + n);
+    if (!b) {
+        /* Without memory for the reply the origin would wait forever: say why and stop. */
+        fprintf(stderr, "libnbrma: out of memory replying to rank %d\n", peer);
+        PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        return;
+    }
+    am_rep_t rep = {.tok = tok, .err = err, .len = n, .val = val};
+    memcpy(b, &rep, sizeof rep);
+    if (n)
+        memcpy(b + sizeof rep, data, n);
+    if (send_bytes(b, sizeof rep + n, peer, TAG_REP, 1) != MPI_SUCCESS) {
+        fprintf(stderr, "libnbrma: replying to rank %d failed\n", peer);
+        PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
+    }
+}
+
+/* Where `len` bytes at `off` of my window are, or NULL (error class in *err). */
+static void *local_addr(nbr_win_t *w, uint64_t off, uint64_t len, int *err)
+{
+    *err = MPI_SUCCESS;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        MPI_Aint lo = (MPI_Aint)off;
+        if (len > (uint64_t)NBR_AINT_MAX || lo > NBR_AINT_MAX - (MPI_Aint)len ||
+            nbr_region_check(w, w->rank, lo, lo + (MPI_Aint)len) != MPI_SUCCESS) {
+            *err = MPI_ERR_RMA_RANGE;
+            return NULL;
+        }
+        return (void *)(uintptr_t)off;
+    }
+    if (off > (uint64_t)w->bytes || len > (uint64_t)w->bytes - off) {
+        *err = MPI_ERR_RMA_RANGE;
+        return NULL;
+    }
+    return (char *)w->base + off;
+}
+
+static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
+{
+    nbr_win_t *w = h->win < (uint32_t)nwins_cap ? wins[h->win] : NULL;
+    int err = MPI_SUCCESS;
+    if (!w || h->from < 0 || h->from >= w->size) {
+        if (h->kind == K_PUT_RNDV) { /* the payload is on its way: take it somewhere */
+            void *s = malloc(h->len ? h->len : 1);
+            MPI_Request q;
+            if (s && PMPI_Irecv(s, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) ==
+                         MPI_SUCCESS)
+                (void)act_add(q, (am_act_t){.what = A_PUT_RECV, .peer = peer, .tok = h->tok,
+                                            .err = MPI_ERR_WIN, .buf = s});
+            return;
+        }
+        if (nbr_cfg.VERBOSE)
+            fprintf(stderr, "libnbrma: a message from rank %d for window %u, which is gone\n",
+                    peer, h->win);
+        reply(peer, h->tok, MPI_ERR_WIN, 0, NULL, 0);
+        return;
+    }
+    nbr_target_t *me = &w->t[w->rank];
+    switch (h->kind) {
+    case K_PUT: {
+        void *a = local_addr(w, h->off, h->len, &err);
+        if (a && plen >= h->len)
+            memcpy(a, p, h->len);
+        reply(peer, h->tok, err, 0, NULL, 0);
+        break;
+    }
+    case K_PUT_RNDV: {
+        void *a = local_addr(w, h->off, h->len, &err), *s = NULL;
+        if (!a)
+            a = s = malloc(h->len ? h->len : 1);
+        MPI_Request q;
+        if (!a || PMPI_Irecv(a, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) !=
+                      MPI_SUCCESS ||
+            act_add(q, (am_act_t){.what = A_PUT_RECV, .peer = peer, .tok = h->tok, .err = err,
+                                  .buf = s}) != MPI_SUCCESS) {
+            fprintf(stderr, "libnbrma: cannot receive a put of %lu bytes from rank %d\n",
+                    (unsigned long)h->len, peer);
+            PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        }
+        break;
+    }
+    case K_GET: {
+        void *a = local_addr(w, h->off, h->len, &err);
+        reply(peer, h->tok, err, 0, a, a ? h->len : 0);
+        break;
+    }
+    case K_GET_RNDV: {
+        void *a = local_addr(w, h->off, h->len, &err), *s = NULL;
+        if (!a) { /* the origin's receive waits for data: zeros, and the error first */
+            reply(peer, h->tok, err, 0, NULL, 0);
+            a = s = calloc(1, h->len ? h->len : 1);
+        }
+        if (!a || send_bytes(a, h->len, peer, TAG_GET, 0) != MPI_SUCCESS) {
+            fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n",
+                    (unsigned long)h->len, peer);
+            PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
+        }
+        if (s) /* kept until sent: the act of the send frees nothing, so hand it over */
+            acts[nreq - 1].buf = s;
+        break;
+    }
+    case K_ACC: {
+        MPI_Op op = nbr_op_at(h->op);
+        MPI_Datatype basic = nbr_dtype_at(h->type);
+        const nbr_dtype_t *d;
+        void *a = local_addr(w, h->off, h->len, &err);
+        if (a && (basic == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+                  nbr_dtype_get(basic, &d) != MPI_SUCCESS || d->extent <= 0 ||
+                  (op != MPI_NO_OP && plen < h->len)))
+            a = NULL, err = MPI_ERR_INTERN;
+        char *old = NULL;
+        if (a && h->a && !(old = malloc(h->len ? h->len : 1)))
+            a = NULL, err = MPI_ERR_NO_MEM;
+        if (a) {
+            nbr_acc_lock(me, w->rank);
+            if (old)
+                nbr_op_apply(MPI_REPLACE, basic, a, old, (MPI_Aint)h->len / d->extent);
+            if (op != MPI_NO_OP)
+                nbr_op_apply(op, basic, p, a, (MPI_Aint)h->len / d->extent);
+            nbr_acc_unlock(me);
+        }
+        reply(peer, h->tok, err, 0, old, old ? h->len : 0);
+        free(old);
+        break;
+    }
+    case K_CAS: {
+        void *a = local_addr(w, h->off, h->len, &err);
+        unsigned char old[64];
+        if (a && (h->len > sizeof old || plen < 2 * h->len))
+            a = NULL, err = MPI_ERR_INTERN;
+        if (a) {
+            nbr_acc_lock(me, w->rank);
+            memcpy(old, a, h->len);
+            if (memcmp(old, p + h->len, h->len) == 0)
+                memcpy(a, p, h->len);
+            nbr_acc_unlock(me);
+        }
+        reply(peer, h->tok, err, 0, old, a ? h->len : 0);
+        break;
+    }
+    case K_AMO: {
+        uint64_t *word = h->type == NBR_W_LOCK ? &w->ctl->lock : &w->ctl->global;
+        uint64_t old = nbr_tp_amo_shm(word, h->op, h->a, h->b);
+        reply(peer, h->tok, MPI_SUCCESS, old, NULL, 0);
+        break;
+    }
+    case K_NOTIFY: {
+        nbr_peer_ctr_t *c = &me->peer[h->from];
+        uint64_t *slot = h->op == NBR_NS_POSTED      ? &c->posted
+                         : h->op == NBR_NS_COMPLETED ? &c->completed
+                         : h->op == NBR_NS_FENCE     ? &c->fence
+                                                     : &c->freed;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* what the pair did before is visible first */
+        __atomic_store_n(slot, h->a, __ATOMIC_RELEASE);
+        reply(peer, h->tok, MPI_SUCCESS, 0, NULL, 0);
+        break;
+    }
+    default:
+        fprintf(stderr, "libnbrma: unknown message kind %u from rank %d\n", h->kind, peer);
+        reply(peer, h->tok, MPI_ERR_INTERN, 0, NULL, 0);
+    }
+}
+
+static void got_reply(const am_rep_t *rep, const char *data, size_t n)
+{
+    uint32_t i = rep->tok;
+    if (i >= ntok || !toks[i].used)
+        return;
+    if (!toks[i].dst && !toks[i].cell && rep->len == 0 && rep->err != MPI_SUCCESS) {
+        /* A large get's early error report: its data still completes the token. */
+        int is_get = 0;
+        for (int k = 0; k < nreq && !is_get; k++)
+            is_get = acts[k].what == A_GET_RECV && acts[k].tok == i;
+        if (is_get) {
+            if (toks[i].w->tp_err == MPI_SUCCESS)
+                toks[i].w->tp_err = rep->err;
+            return;
+        }
+    }
+    if (toks[i].dst && rep->len && n >= rep->len)
+        memcpy(toks[i].dst, data, rep->len);
+    tok_done(i, rep->err, rep->val);
+}
+
+/* Serve one ring from its head while its receives are complete. 1 if anything came. */
+static int ring_serve(am_ring_t *g)
+{
+    int moved = 0;
+    for (;;) {
+        int done = 0, cnt = 0;
+        MPI_Status st;
+        int i = g->head;
+        if (g->r[i] == MPI_REQUEST_NULL || PMPI_Test(&g->r[i], &done, &st) != MPI_SUCCESS ||
+            !done)
+            return moved;
+        moved = 1;
+        PMPI_Get_count(&st, MPI_BYTE, &cnt);
+        if (g == &ring_req && (size_t)cnt >= sizeof(am_hdr_t)) {
+            am_hdr_t h;
+            memcpy(&h, g->buf[i], sizeof h);
+            serve(&h, (char *)g->buf[i] + sizeof h, (size_t)cnt - sizeof h, st.MPI_SOURCE);
+        } else if (g == &ring_rep && (size_t)cnt >= sizeof(am_rep_t)) {
+            am_rep_t rep;
+            memcpy(&rep, g->buf[i], sizeof rep);
+            got_reply(&rep, (char *)g->buf[i] + sizeof rep, (size_t)cnt - sizeof rep);
+        }
+        if (ring_post(g, i) != MPI_SUCCESS) { /* keeps its place; retried next time */
+            g->r[i] = MPI_REQUEST_NULL;
+            if (ring_post(g, i) != MPI_SUCCESS) {
+                fprintf(stderr, "libnbrma: cannot post a receive for active messages\n");
+                PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
+            }
+        }
+        g->head = (i + 1) % AM_NPOST;
+    }
+}
+
+void nbr_am_progress(void)
+{
+    if (!nbr_am_on || am_busy)
+        return;
+    if (nbr_in_progress_thread() && nbr_thread_level != MPI_THREAD_MULTIPLE)
+        return; /* the MPI library allows calls from the application's thread only */
+    am_busy = 1;
+    for (;;) {
+        int moved = ring_serve(&ring_req);
+        moved |= ring_serve(&ring_rep);
+        int out = 0;
+        if (nreq && PMPI_Testsome(nreq, reqs, &out, idx, sts) == MPI_SUCCESS &&
+            out != MPI_UNDEFINED && out > 0) {
+            moved = 1;
+            for (int k = 0; k < out; k++) {
+                int i = idx[k];
+                am_act_t *a = &acts[i];
+                switch (a->what) {
+                case A_SEND:
+                    free(a->buf);
+                    break;
+                case A_PUT_RECV: {
+                    am_act_t c = *a;
+                    free(c.buf);
+                    reply(c.peer, c.tok, c.err, 0, NULL, 0); /* may grow the arrays */
+                    break;
+                }
+                case A_GET_RECV:
+                    tok_done(a->tok, MPI_SUCCESS, 0);
+                    break;
+                }
+                acts[i].what = 0;
+            }
+            /* Drop what completed, keeping the order of the rest. */
+            int j = 0;
+            for (int i = 0; i < nreq; i++)
+                if (acts[i].what) {
+                    reqs[j] = reqs[i];
+                    acts[j++] = acts[i];
+                }
+            nreq = j;
+        }
+        if (!moved)
+            break;
+    }
+    am_busy = 0;
+}
+
+void nbr_am_finalize(void)
+{
+    long spins = 0;
+    /* What we sent must arrive (notifications of freed windows among it). */
+    while (nreq) {
+        nbr_am_progress();
+        if (nreq)
+            nbr_wait_step(&spins);
+    }
+    am_ring_t *rings[2] = {&ring_req, &ring_rep};
+    for (int k = 0; k < 2 && rings_ready; k++)
+        for (int i = 0; i < AM_NPOST; i++) {
+            am_ring_t *g = rings[k];
+            if (g->r[i] != MPI_REQUEST_NULL) {
+                (void)PMPI_Cancel(&g->r[i]);
+                (void)PMPI_Wait(&g->r[i], MPI_STATUS_IGNORE);
+            }
+            free(g->buf[i]);
+            g->buf[i] = NULL;
+        }
+    nbr_am_on = 0;
+    if (am_comm != MPI_COMM_NULL)
+        (void)PMPI_Comm_free(&am_comm);
+    free(reqs), free(acts), free(sts), free(idx), free(toks), free(credits), free(wins);
+    reqs = NULL, acts = NULL, sts = NULL, idx = NULL, toks = NULL, credits = NULL, wins = NULL;
+    capreq = 0, ntok = captok = 0, free_tok = UINT32_MAX, nwins_cap = 0;
+}

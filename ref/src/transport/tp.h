@@ -1,0 +1,178 @@
+/* tp.h — the transport seam: everything that crosses processes goes through here.
+ *
+ * CONTRACT. Each ordered pair (me, peer) of a window gets one transport when the window is
+ * created (nbr_target_t.net): `shm` when the peer shares my node (load/store on mapped memory,
+ * CMA for private memory, CPU atomics on its node-shared control block), `am` across nodes
+ * (active messages over the vendor's point-to-point on a private communicator, am.c), later
+ * `verbs` (RDMA, verbs.c). The synchronization algorithms (epoch.c, lock.c) and the RMA calls
+ * (rma.c) are written once against the functions below; which transport serves a pair is
+ * decided here, never in them.
+ *
+ *   data        put/get of contiguous bytes at a byte offset of the peer's window (already range
+ *               checked by the caller; dynamic windows: an absolute address, checked again at
+ *               the target); accumulate delivery of contiguous whole elements of one predefined
+ *               type (optionally fetching the old contents); compare-and-swap of one element.
+ *   atomics     on the 64-bit control words of the peer's control block (the two-level lock of
+ *               001 §2.3): fetch-add, conditional add (add unless masked bits are set — one
+ *               round trip for a reader/writer try), compare-and-swap, swap. A call returns 1
+ *               with the old value when it is known, 0 while it is in flight (the caller keeps
+ *               the cell and asks again: the engine's tries never wait). `_nr` forms want no
+ *               result (releases).
+ *   notifications  monotonic counters a rank raises toward one peer (PSCW posts and done ids,
+ *               000 §VII-B) or toward all (fence arrivals, 000 rule 5); the reader always reads
+ *               its own control block or, for shm fence counters, the peer's.
+ *   completion  an operation toward a shm peer is complete when its call returns. Toward any
+ *               other peer it is complete when the target acknowledged it (data written, or
+ *               fetched data arrived here): nbr_tp_quiet(w, rank | NBR_FLUSH_ALL) says whether
+ *               nothing the window issued toward rank (or anyone) is outstanding. Epochs and
+ *               flushes wait for it; a request-based call's request (w->op_req) is finished
+ *               when the last of its operations completes.
+ *   errors      a failure at the target (e.g. an address no region covers) comes back with the
+ *               acknowledgement; it is kept in w->tp_err and reported by the next completion
+ *               (flush, closing call) through the window's error handler.
+ *
+ * Costs: the shm branches below are inline; a pair's transport is one byte compared on paths that
+ * are not the put/get fast path (which only runs on mapped memory and never gets here). */
+#ifndef NBR_TP_H
+#define NBR_TP_H
+
+#include "nbr.h"
+
+/* Control words reachable by remote atomics. */
+enum { NBR_W_LOCK = 0, NBR_W_GLOBAL };
+/* Atomic operations: FADD old = w, w += a; CADD old = w, w += a unless (w & b); CAS old = w,
+ * w = a if w == b; SWAP old = w, w = a. */
+enum { NBR_AMO_FADD = 0, NBR_AMO_CADD, NBR_AMO_CAS, NBR_AMO_SWAP };
+/* Notification slots (a rank's control block holds one of each per peer). */
+enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
+
+/* ---- the active-message transport (am.c) ----------------------------------------------------- */
+
+extern int nbr_am_on; /* windows with am pairs exist, or am traffic is outstanding */
+void nbr_am_init(void);     /* MPI_Init: the private communicator and posted receives */
+void nbr_am_finalize(void); /* MPI_Finalize: drain, cancel, free */
+void nbr_am_progress(void); /* serve incoming requests, collect replies and completions */
+int nbr_am_ready(void);     /* the transport could be set up (else windows across nodes fail) */
+int nbr_am_win_register(nbr_win_t *w);   /* returns the window's id (>= 0) or -1 */
+void nbr_am_win_unregister(nbr_win_t *w);
+int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len);
+int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len);
+int nbr_am_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic, const void *src,
+               void *result, size_t len);
+int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp, void *result,
+               size_t n);
+int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
+               uint64_t *old);
+void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v);
+long nbr_am_outstanding(void); /* tokens in flight, all windows (tests) */
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+static inline int nbr_tp_remote(const nbr_target_t *t)
+{
+    return t->net != NBR_NET_SHM;
+}
+
+static inline uint64_t *nbr_tp_word(nbr_win_t *w, int r, int word)
+{
+    return word == NBR_W_LOCK ? &w->t[r].ctl->lock : &w->t[r].ctl->global;
+}
+
+/* One atomic on a shm control word (acquire on the way in, release on the way out). */
+static inline uint64_t nbr_tp_amo_shm(uint64_t *p, int op, uint64_t a, uint64_t b)
+{
+    uint64_t v;
+    switch (op) {
+    case NBR_AMO_FADD:
+        return __atomic_fetch_add(p, a, __ATOMIC_ACQ_REL);
+    case NBR_AMO_CADD:
+        v = __atomic_load_n(p, __ATOMIC_RELAXED);
+        while (!(v & b))
+            if (__atomic_compare_exchange_n(p, &v, v + a, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                break;
+        return v;
+    case NBR_AMO_CAS:
+        v = b;
+        __atomic_compare_exchange_n(p, &v, a, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        return v;
+    default:
+        return __atomic_exchange_n(p, a, __ATOMIC_ACQ_REL);
+    }
+}
+
+static inline int nbr_tp_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
+                             nbr_tp_cell_t *c, uint64_t *old)
+{
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r]))) {
+        *old = nbr_tp_amo_shm(nbr_tp_word(w, r, word), op, a, b);
+        return 1;
+    }
+    return nbr_am_amo(w, r, word, op, a, b, c, old);
+}
+
+/* No result wanted (lock releases): toward a remote peer it still counts as outstanding. */
+static inline void nbr_tp_amo_nr(nbr_win_t *w, int r, int word, int op, uint64_t a)
+{
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r]))) {
+        if (op == NBR_AMO_FADD)
+            __atomic_add_fetch(nbr_tp_word(w, r, word), a, __ATOMIC_RELEASE);
+        else
+            __atomic_store_n(nbr_tp_word(w, r, word), a, __ATOMIC_RELEASE);
+        return;
+    }
+    nbr_am_amo(w, r, word, op, a, 0, NULL, NULL);
+}
+
+static inline void nbr_tp_notify(nbr_win_t *w, int r, int slot, uint64_t v)
+{
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r]))) {
+        nbr_peer_ctr_t *p = &w->t[r].peer[w->rank];
+        __atomic_store_n(slot == NBR_NS_POSTED ? &p->posted : &p->completed, v, __ATOMIC_RELEASE);
+        return;
+    }
+    nbr_am_notify(w, r, slot, v);
+}
+
+/* I reached fence `no` with my preceding epoch complete: shm peers read my own counter; remote
+ * peers are told. */
+static inline void nbr_tp_fence_signal(nbr_win_t *w, uint64_t no)
+{
+    if (__atomic_load_n(&w->ctl->fence, __ATOMIC_RELAXED) >= no)
+        return;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my epoch's calls are visible first */
+    __atomic_store_n(&w->ctl->fence, no, __ATOMIC_RELEASE);
+    if (NBR_UNLIKELY(w->nremote))
+        for (int r = 0; r < w->size; r++)
+            if (nbr_tp_remote(&w->t[r]))
+                nbr_am_notify(w, r, NBR_NS_FENCE, no);
+}
+
+static inline uint64_t nbr_tp_fence_seen(nbr_win_t *w, int r)
+{
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
+        return __atomic_load_n(&w->t[r].ctl->fence, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&w->t[w->rank].peer[r].fence, __ATOMIC_ACQUIRE);
+}
+
+static inline int nbr_tp_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
+{
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
+        return nbr_shm_write(w, r, off, src, len);
+    return nbr_am_put(w, r, off, src, len);
+}
+
+static inline int nbr_tp_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
+{
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
+        return nbr_shm_read(w, r, off, dst, len);
+    return nbr_am_get(w, r, off, dst, len);
+}
+
+/* Nothing the window issued toward r (or anyone: NBR_FLUSH_ALL) is outstanding. */
+static inline int nbr_tp_quiet(const nbr_win_t *w, int r)
+{
+    return r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE) == 0
+                              : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE) == 0;
+}
+
+#endif
