@@ -1,0 +1,43 @@
+#!/bin/sh
+# test_verbs_conformance.sh — the conformance suite over the verbs transport: every program that
+# runs on libnbrma (suites/conformance/testlist's preload=nbrma and nb_* lines), with
+# NBRMA_NET=verbs and NBRMA_RANKS_PER_NODE=1 so that every pair of ranks crosses "nodes". Where
+# no RDMA device has an active port (nbr_verbs_probe, asked through `test_verbs --probe`) the run
+# is skipped with the reason; windows then use NBRMA_NET=am.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" && . harness/taplib.sh
+probe=$BUILD/tests/test_verbs
+if [ ! -x "$probe" ]; then
+    t_ok 1 "$probe is built (make BUILD=$BUILD)"
+    t_done
+    exit
+fi
+if ! why=$("$probe" --probe 2>/dev/null); then
+    t_diag "nbr_verbs_probe: $why"
+    echo "1..0 # SKIP verbs conformance run: no RDMA device here (ibv_devices lists none); windows use NBRMA_NET=am"
+    exit 0
+fi
+t_diag "nbr_verbs_probe: $why"
+tmp=$(mktemp -d)
+while IFS= read -r line || [ -n "$line" ]; do
+    line=${line%%#*}
+    [ -n "$(echo "$line" | tr -d ' \t')" ] || continue
+    case $line in
+    *preload=nbrma* | nb_*) ;;
+    *) continue ;;
+    esac
+    env="env=NBRMA_NET=verbs env=NBRMA_RANKS_PER_NODE=1"
+    case $line in
+    *" -- "*) echo "${line%% -- *} $env -- ${line#* -- }" ;;
+    *) echo "$line $env" ;;
+    esac
+done <suites/conformance/testlist >"$tmp/testlist"
+n=$(wc -l <"$tmp/testlist")
+[ ! -f suites/conformance/known-failures ] || cp suites/conformance/known-failures "$tmp/"
+TESTLISTS="$tmp/testlist" MPI="$MPI" BUILD="$BUILD" TEST_RUNNER="$TEST_RUNNER" \
+    PYTHON="$PYTHON" SAN="${SAN:-}" PROVE="${PROVE:-prove}" sh harness/check.sh >"$tmp/out" 2>&1
+st=$?
+sed 's/^/# /' "$tmp/out"
+t_ok $st "conformance suite over verbs: $n programs on libnbrma, NBRMA_NET=verbs, one rank per node"
+rm -rf "$tmp"
+t_done
