@@ -12,6 +12,7 @@
 
 #include "nbr.h"
 #include "nbrma.h"
+#include "transport/tp.h"
 
 int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n)
 {
@@ -250,13 +251,14 @@ static int check_rank(nbr_win_t *w, const char *call, int rank)
 
 /* MPI-3.1 §11.5.3: a lock on memory the caller can load/store — its own rank, or any rank of a
  * window whose memory MPI_Win_shared_query exposes (allocate_shared, and allocate, which ref
- * places in node-shared memory) — must be held when MPI_Win_lock returns, or load/store inside
+ * places in node-shared memory; not a rank of another node) — must be held when MPI_Win_lock returns, or load/store inside
  * the epoch would race with other holders. Elsewhere the grant may come lazily, with the first
  * RMA call or the unlock (paper 000 §VII-C's opening calls that return at once). */
 static int lock_must_hold(const nbr_win_t *w, int rank)
 {
-    return rank == w->rank || w->flavor == MPI_WIN_FLAVOR_SHARED ||
-           w->flavor == MPI_WIN_FLAVOR_ALLOCATE;
+    return rank == w->rank || ((w->flavor == MPI_WIN_FLAVOR_SHARED ||
+                                w->flavor == MPI_WIN_FLAVOR_ALLOCATE) &&
+                               !nbr_tp_remote(&w->t[rank])); /* another node's: no load/store */
 }
 
 /* Open a LOCK or LOCK_ALL epoch. A nonblocking call's request, and a blocking call that must

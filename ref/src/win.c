@@ -867,12 +867,20 @@ int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi)
         return MPI_SUCCESS;
     if (rank == w->rank)
         return regions_cover(w->regs, w->nregs, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
-    if (nbr_tp_remote(&w->t[rank]))
-        return MPI_SUCCESS; /* checked by the target when the access arrives (transport/am.c) */
+    const nbr_target_t *t = &w->t[rank];
+    if (nbr_tp_remote(t)) {
+        /* Covered by the copy we have: go (the target checks again when the access arrives,
+         * a region detached meanwhile is reported at completion). Not covered: fetch it. */
+        if (t->rcache_valid && regions_cover(t->rcache, t->rcache_n, lo, hi))
+            return MPI_SUCCESS;
+        int rc = nbr_am_regions(w, rank);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        return regions_cover(t->rcache, t->rcache_n, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+    }
     int rc = regions_fetch(w, rank);
     if (rc != MPI_SUCCESS)
         return rc;
-    const nbr_target_t *t = &w->t[rank];
     return regions_cover(t->rcache, t->rcache_n, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
 }
 

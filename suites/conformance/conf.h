@@ -220,4 +220,18 @@ static inline MPI_Comm conf_shm_comm(void)
     return c;
 }
 
+/* Collective over comm: 1 when its ranks live on more than one node — real nodes, or the
+ * virtual ones of NBRMA_RANKS_PER_NODE, which libnbrma's MPI_Comm_split_type honours. Such a
+ * group cannot make an MPI_Win_allocate_shared window (MPI-3.1 §11.2.3). */
+static inline int conf_spans_nodes(MPI_Comm comm)
+{
+    MPI_Comm c;
+    int n, all;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c);
+    MPI_Comm_size(c, &n);
+    MPI_Comm_size(comm, &all);
+    MPI_Comm_free(&c);
+    return n < all;
+}
+
 #endif

@@ -88,6 +88,15 @@ static void round_trip(MPI_Win win, int64_t *mem, int k, const char *what)
 int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 3);
+    if (conf_spans_nodes(MPI_COMM_WORLD)) {
+        /* Across nodes a grant and a release are round trips to the target: no single call can
+         * carry an epoch through them, and rank 1's MPI_Recv serves peers there (blocking.c). */
+        if (conf_rank == 0)
+            printf("1..0 # SKIP one progress call completes epochs only where their words are "
+                   "local; the ranks span nodes\n");
+        MPI_Finalize();
+        return 0;
+    }
     int64_t *mem;
     MPI_Win win;
     MPI_Win_allocate(64 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,

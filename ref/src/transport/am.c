@@ -43,7 +43,7 @@ enum { TAG_REQ = 0x6e01, TAG_REP, TAG_PUT, TAG_GET };
 #define AM_RNDV_MAX (1L << 30)     /* largest single rendezvous message (int counts) */
 #define AM_NOTOK    UINT32_MAX     /* a request that wants no reply */
 
-enum { K_PUT = 1, K_PUT_RNDV, K_GET, K_GET_RNDV, K_ACC, K_CAS, K_AMO, K_NOTIFY };
+enum { K_PUT = 1, K_PUT_RNDV, K_GET, K_GET_RNDV, K_ACC, K_CAS, K_AMO, K_NOTIFY, K_REGIONS };
 
 typedef struct {
     uint32_t kind, win; /* win: the target's id of the window */
@@ -495,6 +495,74 @@ void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
     (void)issue(w, r, &h, NULL, 0, NULL, 0, NULL, NULL);
 }
 
+/* A dynamic window's region table at rank r, copied into w->t[r].rcache: a piece of at most
+ * AM_EAGER bytes per round trip, started over when the owner changed it meanwhile (its sequence
+ * number rides on every reply). The call waits for the replies, serving peers meanwhile: it runs
+ * only when an access is not covered by the copy it has (docs/ref-internals.md, "Across
+ * nodes"). */
+#define AM_REGS_PER (AM_EAGER / sizeof(nbr_region_t))
+static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t *seq,
+                         uint64_t *n)
+{
+    nbr_tp_cell_t c = {0};
+    am_hdr_t h = hdr(w, r, K_REGIONS);
+    h.off = from;
+    int rc = issue(w, r, &h, NULL, 0, NULL, 0, dst, &c);
+    long spins = 0;
+    while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
+        nbr_am_progress();
+        if (c.state == NBR_CELL_PENDING)
+            nbr_wait_step(&spins);
+    }
+    if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
+        return rc;
+    *seq = c.val >> 32;
+    *n = c.val & UINT32_MAX;
+    return MPI_SUCCESS;
+}
+
+int nbr_am_regions(nbr_win_t *w, int r)
+{
+    nbr_target_t *t = &w->t[r];
+    nbr_region_t *first = malloc(AM_REGS_PER * sizeof *first);
+    if (!first)
+        return MPI_ERR_NO_MEM;
+    int rc;
+    for (;;) {
+        uint64_t seq, n, seq2, n2;
+        if ((rc = regions_piece(w, r, 0, first, &seq, &n)) != MPI_SUCCESS)
+            break;
+        if (n > (uint64_t)t->rcache_cap) {
+            nbr_region_t *c = realloc(t->rcache, (size_t)n * sizeof *c);
+            if (!c) {
+                rc = MPI_ERR_NO_MEM;
+                break;
+            }
+            t->rcache = c;
+            t->rcache_cap = (int)n;
+        }
+        uint64_t got = n < AM_REGS_PER ? n : AM_REGS_PER;
+        if (got)
+            memcpy(t->rcache, first, (size_t)got * sizeof *first);
+        int changed = 0;
+        while (got < n && !changed) {
+            if ((rc = regions_piece(w, r, got, t->rcache + got, &seq2, &n2)) != MPI_SUCCESS)
+                break;
+            changed = seq2 != seq || n2 != n;
+            got += n - got < AM_REGS_PER ? n - got : AM_REGS_PER;
+        }
+        if (rc != MPI_SUCCESS)
+            break;
+        if (!changed) {
+            t->rcache_n = (int)n;
+            t->rcache_valid = 1;
+            break;
+        }
+    }
+    free(first);
+    return rc;
+}
+
 /* ---- the target's side ----------------------------------------------------------------------- */
 
 static void reply(int peer, uint32_t tok, int err, uint64_t val, const void *data, size_t n)
@@ -658,6 +726,14 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         reply(peer, h->tok, MPI_SUCCESS, 0, NULL, 0);
         break;
     }
+    case K_REGIONS: { /* the table cannot change while we serve (both under the big lock) */
+        uint64_t n = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)w->nregs : 0;
+        uint64_t from = h->off < n ? h->off : n, m = n - from < AM_REGS_PER ? n - from : AM_REGS_PER;
+        uint64_t seq = __atomic_load_n(&w->ctl->reg_seq, __ATOMIC_ACQUIRE) & UINT32_MAX;
+        reply(peer, h->tok, MPI_SUCCESS, seq << 32 | n, m ? w->regs + from : NULL,
+              (size_t)m * sizeof(nbr_region_t));
+        break;
+    }
     default:
         fprintf(stderr, "libnbrma: unknown message kind %u from rank %d\n", h->kind, peer);
         reply(peer, h->tok, MPI_ERR_INTERN, 0, NULL, 0);
@@ -768,6 +844,7 @@ void nbr_am_progress(void)
 
 void nbr_am_finalize(void)
 {
+    NBR_ENTER(); /* the progress thread may be serving: it sees nbr_am_on drop under the lock */
     long spins = 0;
     /* What we sent must arrive (notifications of freed windows among it). */
     while (nreq) {
@@ -775,6 +852,7 @@ void nbr_am_finalize(void)
         if (nreq)
             nbr_wait_step(&spins);
     }
+    nbr_am_on = 0;
     am_ring_t *rings[2] = {&ring_req, &ring_rep};
     for (int k = 0; k < 2 && rings_ready; k++)
         for (int i = 0; i < AM_NPOST; i++) {
@@ -792,4 +870,5 @@ void nbr_am_finalize(void)
     free(reqs), free(acts), free(sts), free(idx), free(toks), free(credits), free(wins);
     reqs = NULL, acts = NULL, sts = NULL, idx = NULL, toks = NULL, credits = NULL, wins = NULL;
     capreq = 0, ntok = captok = 0, free_tok = UINT32_MAX, nwins_cap = 0;
+    NBR_LEAVE();
 }

@@ -65,6 +65,8 @@ int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nb
                uint64_t *old);
 void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v);
 long nbr_am_outstanding(void); /* tokens in flight, all windows (tests) */
+/* Copy rank r's region table (dynamic windows) into w->t[r].rcache; waits for the replies. */
+int nbr_am_regions(nbr_win_t *w, int r);
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
