@@ -269,7 +269,7 @@ void nbr_mark_progress_thread(void)
 
 int nbr_engine_busy(void)
 {
-    return work_head || replay_head || poll_head || nbr_am_on;
+    return work_head || replay_head || poll_head || nbr_am_outstanding() > 0;
 }
 
 static void rec_free(nbr_rec_t *r)

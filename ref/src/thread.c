@@ -129,7 +129,9 @@ static void *progress_thread(void *arg)
     for (;;) {
         nbr_big_lock();
         int busy = nbr_engine_busy();
-        if (busy)
+        /* Other nodes' requests may come at any time (transport/am.c): served every 200 us
+         * while idle, at once while something of ours is in flight. */
+        if (busy || nbr_am_on)
             nbr_progress();
         nbr_big_unlock();
         if (busy)

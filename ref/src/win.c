@@ -214,7 +214,8 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
 /* One rank's facts, gathered: its node (by shared memory: host name and boot id; or a virtual
  * node of NBRMA_RANKS_PER_NODE consecutive world ranks) and the CPUs it may run on. */
 typedef struct {
-    uint64_t node;
+    uint64_t node; /* real or virtual: decides the transports */
+    uint64_t host; /* real: decides whether waits yield early (CPUs are real) */
     cpu_set_t cpus;
 } nbr_rank_facts_t;
 
@@ -242,6 +243,7 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
     return h;
 }
 
+static uint64_t host_key(void);
 static uint64_t my_node_key(void)
 {
     if (nbr_cfg.RANKS_PER_NODE > 0) { /* virtual nodes of consecutive world ranks */
@@ -249,6 +251,11 @@ static uint64_t my_node_key(void)
         PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
         return (uint64_t)(wr / nbr_cfg.RANKS_PER_NODE) + 1;
     }
+    return host_key();
+}
+
+static uint64_t host_key(void)
+{
     char host[256] = "", boot[64] = "";
     if (gethostname(host, sizeof host - 1) != 0)
         host[0] = '\0';
@@ -291,7 +298,7 @@ static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
         free(ci);
         return MPI_ERR_NO_MEM;
     }
-    nbr_rank_facts_t mine = {.node = my_node_key()};
+    nbr_rank_facts_t mine = {.node = my_node_key(), .host = host_key()};
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
         CPU_ZERO(&mine.cpus); /* unknown: count as no CPUs, i.e. oversubscribed (safe) */
     MPI_Request r;
@@ -306,17 +313,19 @@ static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
     }
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
+    int host_ranks = 0;
     for (int i = 0; i < n; i++) {
         int first = 1; /* count each node once: is i the first rank of its node? */
         for (int j = 0; j < i && first; j++)
             first = all[j].node != all[i].node;
         ci->nodes += first;
-        if (all[i].node == mine.node) {
-            ci->node_ranks++;
+        ci->node_ranks += all[i].node == mine.node;
+        if (all[i].host == mine.host) { /* virtual nodes share the real CPUs */
+            host_ranks++;
             CPU_OR(&cpus, &cpus, &all[i].cpus);
         }
     }
-    ci->oversubscribed = ci->node_ranks > CPU_COUNT(&cpus);
+    ci->oversubscribed = host_ranks > CPU_COUNT(&cpus);
     free(all);
     if ((rc = PMPI_Comm_set_attr(comm, comm_keyval, ci)) != MPI_SUCCESS) {
         free(ci);
