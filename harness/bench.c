@@ -481,6 +481,15 @@ static void add_context(const nbh_ctx_t *ctx)
     gb_add_context("ranks_per_node", buf);
     snprintf(buf, sizeof buf, "%d", ctx->nnodes);
     gb_add_context("nnodes", buf);
+    gb_add_context("node_of_rank", ctx->node_of_rank);
+    /* The transport of each pair: within a node, shared memory for ref (the vendor's own path
+     * for the vendor series); across nodes, ref's NBRMA_NET (am until verbs is wired). */
+    const char *net = getenv("NBRMA_NET");
+    gb_add_context("pair_transport",
+                   ctx->nnodes == 1 ? "shm (ref) / vendor within the node"
+                   : net && !strcmp(net, "verbs")
+                       ? "within a node: shm; across nodes: verbs (ref) / vendor"
+                       : "within a node: shm; across nodes: am (ref) / vendor");
     gb_add_context("window_flavor", nbh_win_flavor_name(ctx->opts.window));
     snprintf(buf, sizeof buf, "%.4f", nbh_work_ns_per_iter());
     gb_add_context("work_ns_per_iter", buf);
@@ -518,12 +527,17 @@ static void print_header(const nbh_ctx_t *ctx)
 
 static void node_layout(nbh_ctx_t *ctx)
 {
-    MPI_Comm node;
-    int nsize, nrank;
+    /* Nodes as the program sees them: real ones, or libnbrma's virtual nodes of
+     * NBRMA_RANKS_PER_NODE (its MPI_Comm_split_type honours them). CPUs are counted per real
+     * host (the PMPI_ call bypasses libnbrma): virtual nodes on one machine share its cores. */
+    MPI_Comm node, host;
+    int nsize, nrank, hsize;
     MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node);
+    PMPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &host);
     MPI_Comm_size(node, &nsize);
     MPI_Comm_rank(node, &nrank);
-    /* The CPUs the node's ranks may use: the union of their affinity masks (a launcher that
+    MPI_Comm_size(host, &hsize);
+    /* The CPUs the host's ranks may use: the union of their affinity masks (a launcher that
      * binds each rank to one core still gives the job every core it bound). */
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) {
@@ -532,10 +546,37 @@ static void node_layout(nbh_ctx_t *ctx)
             CPU_SET((int)c, &set);
     }
     MPI_Request r;
-    MPI_Iallreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE, MPI_BOR, node, &r);
+    MPI_Iallreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE, MPI_BOR, host, &r);
     nbh_wait(&r);
+    /* Which node each rank is on: its node's lowest rank names it. */
+    int leader = ctx->rank;
+    MPI_Iallreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node, &r);
+    nbh_wait(&r);
+    int *leaders = malloc((size_t)ctx->nranks * sizeof *leaders);
+    if (!leaders) {
+        fprintf(stderr, "nbrma: out of memory describing the node layout\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Iallgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, ctx->comm, &r);
+    nbh_wait(&r);
+    size_t at = 0;
+    ctx->node_of_rank[0] = '\0';
+    for (int i = 0; i < ctx->nranks; i++) {
+        int id = 0; /* nodes numbered in order of their first rank */
+        for (int j = 0; j < leaders[i]; j++)
+            id += leaders[j] == j;
+        int w = snprintf(ctx->node_of_rank + at, sizeof ctx->node_of_rank - at, "%s%d",
+                         i ? "," : "", id);
+        if (w < 0 || (size_t)w >= sizeof ctx->node_of_rank - at) {
+            snprintf(ctx->node_of_rank, sizeof ctx->node_of_rank, "(%d ranks)", ctx->nranks);
+            break;
+        }
+        at += (size_t)w;
+    }
+    free(leaders);
     MPI_Comm_free(&node);
-    int v[4] = {nsize, nrank == 0, CPU_COUNT(&set), nsize > CPU_COUNT(&set)};
+    MPI_Comm_free(&host);
+    int v[4] = {nsize, nrank == 0, CPU_COUNT(&set), hsize > CPU_COUNT(&set)};
     nbh_allreduce(&v[0], 1, MPI_INT, MPI_MAX, ctx->comm);
     nbh_allreduce(&v[1], 1, MPI_INT, MPI_SUM, ctx->comm);
     nbh_allreduce(&v[2], 1, MPI_INT, MPI_MIN, ctx->comm);

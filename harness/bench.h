@@ -48,6 +48,7 @@ struct nbh_ctx {
     MPI_Comm comm;
     int rank, nranks;
     int ranks_per_node, nnodes;
+    char node_of_rank[256]; /* "0,0,1,1": each rank's node (real or virtual), numbered */
     int cores;          /* CPUs the ranks of a node may use (the minimum across nodes) */
     int oversubscribed; /* some node runs more ranks than it has such CPUs */
     char mpi_library[160];

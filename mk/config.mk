@@ -59,4 +59,7 @@ BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib
 OBJ := $(BUILD)/obj
 TESTBIN := $(BUILD)/tests
-RESULTS ?= results/$(MPI)
+# NODES=k: every benchmark on virtual nodes of k ranks (NBRMA_RANKS_PER_NODE; 1: every rank its
+# own node, so ref's pairs go over the am transport); results kept apart from the one-node runs.
+NODES ?=
+RESULTS ?= results/$(MPI)$(if $(NODES),/nodes$(NODES))

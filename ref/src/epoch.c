@@ -497,7 +497,7 @@ nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
     *rc = MPI_SUCCESS;
     uint64_t age = w->age; /* every call recorded so far is no younger than the flush */
     int recorded = oldest_pending(w, rank) <= age;
-    if (!recorded && nbr_tp_quiet(w, rank) && !w->tp_err)
+    if (!recorded && (NBR_LIKELY(!w->nremote) || (nbr_tp_quiet(w, rank) && !w->tp_err)))
         return NULL;
     nbr_flush_t *f = malloc(sizeof *f);
     if (!f) {
@@ -746,19 +746,26 @@ static void quiet_park(nbr_win_t *w, nbr_epoch_t *e)
     source_link(&w->src_quiet);
 }
 
+/* Out of line (windows with remote pairs only): are e's remote operations complete? If not, e
+ * waits on the quiet source; if a target reported a failure, e's closing call raises it. */
+static __attribute__((noinline, cold)) int remote_done(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (!nbr_tp_quiet(w, epoch_scope(e))) {
+        quiet_park(w, e);
+        return 0;
+    }
+    if (w->tp_err) {
+        if (!e->err)
+            e->err = w->tp_err;
+        w->tp_err = MPI_SUCCESS;
+    }
+    return 1;
+}
+
 static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->kind != NBR_EK_POST && NBR_UNLIKELY(w->nremote)) {
-        if (!nbr_tp_quiet(w, epoch_scope(e))) {
-            quiet_park(w, e);
-            return;
-        }
-        if (w->tp_err) { /* a target reported a failure: this closing call raises it */
-            if (!e->err)
-                e->err = w->tp_err;
-            w->tp_err = MPI_SUCCESS;
-        }
-    }
+    if (NBR_UNLIKELY(w->nremote) && e->kind != NBR_EK_POST && !remote_done(w, e))
+        return;
     switch (e->kind) {
     case NBR_EK_FENCE:
         if (e->close_no) {
@@ -1118,12 +1125,16 @@ void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e)
  * every epoch opened so far — so nothing else is admitted by its completion. *err: the epoch's
  * error (a replayed call's) that its closing request would carry. 0 if the direct path does not
  * apply: close it with nbr_epoch_close and kick it. */
+static __attribute__((noinline, cold)) int remote_quiet(const nbr_win_t *w, const nbr_epoch_t *e)
+{
+    return nbr_tp_quiet(w, epoch_scope(e)) && !w->tp_err;
+}
+
 int nbr_epoch_close_direct(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req, int *err)
 {
     NBR_ENTER();
     if ((e->kind != NBR_EK_LOCK && e->kind != NBR_EK_LOCK_ALL) || e->state != NBR_ES_READY ||
-        e->nrec || !engine_idle(NULL) ||
-        (NBR_UNLIKELY(w->nremote) && (!nbr_tp_quiet(w, epoch_scope(e)) || w->tp_err))) {
+        e->nrec || !engine_idle(NULL) || (NBR_UNLIKELY(w->nremote) && !remote_quiet(w, e))) {
         NBR_LEAVE();
         return 0;
     }

@@ -19,12 +19,27 @@
 
 /* Each try is one atomic through the transport seam (transport/tp.h): a CPU atomic on a shm
  * peer's word, a round trip toward a remote one — then the try returns 0 until the old value is
- * back in the epoch's cell, and the engine asks again. */
+ * back in the epoch's cell, and the engine asks again. The shm branch is spelled out here (the
+ * same atomics nbr_tp_amo_shm does, with the weakest orders each needs): it is the lock fast
+ * path, one predictable test longer than before the seam. */
+
+/* Add `add` to *word if no conflicting holder ((word & busy_mask) == 0). */
+static inline int try_add(uint64_t *word, uint64_t add, uint64_t busy_mask)
+{
+    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    while (!(v & busy_mask))
+        if (__atomic_compare_exchange_n(word, &v, v + add, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
 
 int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
+    const nbr_target_t *t = &w->t[r];
+    if (NBR_LIKELY(!nbr_tp_remote(t)))
+        return try_add(&t->ctl->lock, 1, NBR_LOCK_WRITER);
     uint64_t old;
-    return nbr_tp_amo(w, r, NBR_W_LOCK, NBR_AMO_CADD, 1, NBR_LOCK_WRITER, c, &old) &&
+    return nbr_am_amo(w, r, NBR_W_LOCK, NBR_AMO_CADD, 1, NBR_LOCK_WRITER, c, &old) &&
            !(old & NBR_LOCK_WRITER);
 }
 
@@ -35,28 +50,42 @@ int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c)
         w->excl_global++;
         return 1;
     }
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[0]))) {
+        if (!try_add(&w->t[0].ctl->global, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK))
+            return 0;
+        w->excl_global = 1;
+        return 1;
+    }
     uint64_t old;
-    if (!nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK, c,
+    if (!nbr_am_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK, c,
                     &old) ||
         (old & NBR_GLOBAL_SHARED_MASK))
         return 0;
     /* Remote tries of two epochs may both be in flight: one registration is ours to keep. */
     if (w->excl_global)
-        nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL);
+        nbr_am_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL, 0, NULL, NULL);
     w->excl_global++;
     return 1;
 }
 
 int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
+    const nbr_target_t *t = &w->t[r];
+    if (NBR_LIKELY(!nbr_tp_remote(t))) {
+        uint64_t zero = 0;
+        return __atomic_compare_exchange_n(&t->ctl->lock, &zero, NBR_LOCK_WRITER, 0,
+                                           __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    }
     uint64_t old;
-    return nbr_tp_amo(w, r, NBR_W_LOCK, NBR_AMO_CAS, NBR_LOCK_WRITER, 0, c, &old) && old == 0;
+    return nbr_am_amo(w, r, NBR_W_LOCK, NBR_AMO_CAS, NBR_LOCK_WRITER, 0, c, &old) && old == 0;
 }
 
 int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c)
 {
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[0])))
+        return try_add(&w->t[0].ctl->global, 1, ~NBR_GLOBAL_SHARED_MASK);
     uint64_t old;
-    return nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, 1, ~NBR_GLOBAL_SHARED_MASK, c, &old) &&
+    return nbr_am_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, 1, ~NBR_GLOBAL_SHARED_MASK, c, &old) &&
            !(old & ~NBR_GLOBAL_SHARED_MASK);
 }
 
