@@ -1028,9 +1028,10 @@ void nbr_progress(void)
         nbr_am_progress(); /* serve peers even when nothing of ours waits */
     if (!in_engine && (work_head || replay_head || poll_head)) {
         in_engine = 1;
-        int moved;
+        int moved, sweep = 0;
         do {
-            step1_internode_completions();
+            if (sweep++) /* the first sweep's step 1 just ran, above */
+                step1_internode_completions();
             step2_internode_post();
             complete_and_activate(); /* step 3 */
             step4_intranode_rma();

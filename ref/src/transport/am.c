@@ -74,6 +74,8 @@ static int am_world, am_me, am_busy;
 typedef struct {
     MPI_Request r[AM_NPOST];
     void *buf[AM_NPOST];
+    MPI_Status st[AM_NPOST]; /* of a completed receive, until it is served */
+    unsigned char done[AM_NPOST];
     int head, tag;
     size_t size;
 } am_ring_t;
@@ -88,12 +90,17 @@ typedef struct {
     uint32_t tok;  /* A_PUT_RECV: the origin's token to acknowledge; A_GET_RECV: mine */
     int err;       /* A_PUT_RECV: the error to report (the data went to scratch) */
     void *buf;     /* freed on completion (A_SEND, scratch), or a posted receive's buffer */
+    size_t size;   /* A_SEND: of buf (eager buffers go back to the pool) */
 } am_act_t;
 static MPI_Request *reqs;
 static am_act_t *acts;
+static int nreq, capreq;
+/* One test of everything at once (the head receive of each ring, then reqs): one run of the MPI
+ * library's progress engine per step instead of one per request (testing all sixteen posted
+ * receives each time cost more than it saved). Sized 2 * AM_NPOST + capreq. */
+static MPI_Request *all;
 static MPI_Status *sts;
 static int *idx;
-static int nreq, capreq;
 
 /* Tokens: operations in flight, by index. */
 typedef struct {
@@ -115,6 +122,30 @@ static int *credits; /* per world rank: requests in flight toward it */
 static nbr_win_t **wins;
 static int nwins_cap, nam_wins;
 
+/* ---- message buffers ------------------------------------------------------------------------- */
+
+/* Eager messages (a header and at most AM_EAGER bytes) come from a free list: a put+flush is two
+ * of them, and malloc/free of 16 KiB each time is a measurable part of a round trip. */
+#define AM_BUF_SIZE (sizeof(am_hdr_t) + AM_EAGER)
+#define AM_POOL_MAX 64 /* kept for reuse; beyond that freed */
+static void *pool[AM_POOL_MAX];
+static int npool;
+
+static void *buf_get(size_t n)
+{
+    if (n <= AM_BUF_SIZE && npool)
+        return pool[--npool];
+    return malloc(n <= AM_BUF_SIZE ? AM_BUF_SIZE : n);
+}
+
+static void buf_put(void *b, size_t n)
+{
+    if (b && n <= AM_BUF_SIZE && npool < AM_POOL_MAX)
+        pool[npool++] = b;
+    else
+        free(b);
+}
+
 /* ---- requests array -------------------------------------------------------------------------- */
 
 static int act_add(MPI_Request r, am_act_t a)
@@ -127,13 +158,17 @@ static int act_add(MPI_Request r, am_act_t a)
         am_act_t *na = realloc(acts, (size_t)cap * sizeof *na);
         if (na)
             acts = na;
-        MPI_Status *ns = realloc(sts, (size_t)cap * sizeof *ns);
+        size_t tot = (size_t)cap + 2 * AM_NPOST;
+        MPI_Status *ns = realloc(sts, tot * sizeof *ns);
         if (ns)
             sts = ns;
-        int *ni = realloc(idx, (size_t)cap * sizeof *ni);
+        int *ni = realloc(idx, tot * sizeof *ni);
         if (ni)
             idx = ni;
-        if (!nr || !na || !ns || !ni)
+        MPI_Request *nl = realloc(all, tot * sizeof *nl);
+        if (nl)
+            all = nl;
+        if (!nr || !na || !ns || !ni || !nl)
             return MPI_ERR_NO_MEM;
         capreq = cap;
     }
@@ -156,9 +191,10 @@ static int send_bytes(void *b, size_t n, int peer, int tag, int own)
     MPI_Request r;
     int rc = PMPI_Isend(b, (int)n, MPI_BYTE, peer, tag, am_comm, &r);
     if (rc == MPI_SUCCESS)
-        rc = act_add(r, (am_act_t){.what = A_SEND, .peer = peer, .buf = own ? b : NULL});
+        rc = act_add(r, (am_act_t){.what = A_SEND, .peer = peer, .buf = own ? b : NULL,
+                                   .size = own ? n : 0});
     else if (own)
-        free(b);
+        buf_put(b, n);
     return rc;
 }
 
@@ -328,7 +364,7 @@ static void credit_wait(int peer)
 static int send_req(nbr_win_t *w, int rank, const am_hdr_t *h, const void *p, size_t n,
                     const void *p2, size_t n2)
 {
-    char *b = malloc(sizeof *h + n + n2);
+    char *b = buf_get(sizeof *h + n + n2);
     if (!b)
         return nbr_err(w, "libnbrma (am)", MPI_ERR_NO_MEM, "out of memory for a message");
     memcpy(b, h, sizeof *h);
@@ -569,7 +605,7 @@ static void reply(int peer, uint32_t tok, int err, uint64_t val, const void *dat
 {
     if (tok == AM_NOTOK)
         return;
-    char *b = malloc(sizeof(am_rep_t) + n);
+    char *b = buf_get(sizeof(am_rep_t) + n);
     if (!b) {
         /* Without memory for the reply the origin would wait forever: say why and stop. */
         fprintf(stderr, "libnbrma: out of memory replying to rank %d\n", peer);
@@ -666,8 +702,10 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
                     (unsigned long)h->len, peer);
             PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
         }
-        if (s) /* kept until sent: the act of the send frees nothing, so hand it over */
+        if (s) { /* kept until sent: the act of the send frees nothing, so hand it over */
             acts[nreq - 1].buf = s;
+            acts[nreq - 1].size = SIZE_MAX; /* not a pool buffer */
+        }
         break;
     }
     case K_ACC: {
@@ -761,37 +799,51 @@ static void got_reply(const am_rep_t *rep, const char *data, size_t n)
     tok_done(i, rep->err, rep->val);
 }
 
-/* Serve one ring from its head while its receives are complete. 1 if anything came. */
-static int ring_serve(am_ring_t *g)
+/* Serve one ring from its head while its receives are complete (a completed set is always a
+ * prefix of the ring from its head: a receive matches only after every earlier one did). */
+static void ring_drain(am_ring_t *g)
 {
-    int moved = 0;
-    for (;;) {
-        int done = 0, cnt = 0;
-        MPI_Status st;
-        int i = g->head;
-        if (g->r[i] == MPI_REQUEST_NULL || PMPI_Test(&g->r[i], &done, &st) != MPI_SUCCESS ||
-            !done)
-            return moved;
-        moved = 1;
-        PMPI_Get_count(&st, MPI_BYTE, &cnt);
+    while (g->done[g->head]) {
+        int i = g->head, cnt = 0;
+        MPI_Status *st = &g->st[i];
+        g->done[i] = 0;
+        PMPI_Get_count(st, MPI_BYTE, &cnt);
         if (g == &ring_req && (size_t)cnt >= sizeof(am_hdr_t)) {
             am_hdr_t h;
             memcpy(&h, g->buf[i], sizeof h);
-            serve(&h, (char *)g->buf[i] + sizeof h, (size_t)cnt - sizeof h, st.MPI_SOURCE);
+            serve(&h, (char *)g->buf[i] + sizeof h, (size_t)cnt - sizeof h, st->MPI_SOURCE);
         } else if (g == &ring_rep && (size_t)cnt >= sizeof(am_rep_t)) {
             am_rep_t rep;
             memcpy(&rep, g->buf[i], sizeof rep);
             got_reply(&rep, (char *)g->buf[i] + sizeof rep, (size_t)cnt - sizeof rep);
         }
-        if (ring_post(g, i) != MPI_SUCCESS) { /* keeps its place; retried next time */
-            g->r[i] = MPI_REQUEST_NULL;
-            if (ring_post(g, i) != MPI_SUCCESS) {
-                fprintf(stderr, "libnbrma: cannot post a receive for active messages\n");
-                PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
-            }
+        if (ring_post(g, i) != MPI_SUCCESS) {
+            fprintf(stderr, "libnbrma: cannot post a receive for active messages\n");
+            PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
         }
         g->head = (i + 1) % AM_NPOST;
     }
+}
+
+/* What a completed request of reqs[] asks for. */
+static void act_done(int i)
+{
+    am_act_t *a = &acts[i];
+    switch (a->what) {
+    case A_SEND:
+        buf_put(a->buf, a->size);
+        break;
+    case A_PUT_RECV: {
+        am_act_t c = *a;
+        free(c.buf);
+        reply(c.peer, c.tok, c.err, 0, NULL, 0); /* may grow the arrays */
+        break;
+    }
+    case A_GET_RECV:
+        tok_done(a->tok, MPI_SUCCESS, 0);
+        break;
+    }
+    acts[i].what = 0;
 }
 
 void nbr_am_progress(void)
@@ -800,44 +852,47 @@ void nbr_am_progress(void)
         return;
     if (nbr_in_progress_thread() && nbr_thread_level != MPI_THREAD_MULTIPLE)
         return; /* the MPI library allows calls from the application's thread only */
+    if (!all && act_add(MPI_REQUEST_NULL, (am_act_t){.what = 0}) == MPI_SUCCESS)
+        nreq--; /* the combined arrays exist from here on */
+    if (!all)
+        return;
     am_busy = 1;
     for (;;) {
-        int moved = ring_serve(&ring_req);
-        moved |= ring_serve(&ring_rep);
+        const int n = 2 + nreq;
+        all[0] = ring_req.r[ring_req.head];
+        all[1] = ring_rep.r[ring_rep.head];
+        if (nreq)
+            memcpy(all + 2, reqs, (size_t)nreq * sizeof *all);
         int out = 0;
-        if (nreq && PMPI_Testsome(nreq, reqs, &out, idx, sts) == MPI_SUCCESS &&
-            out != MPI_UNDEFINED && out > 0) {
-            moved = 1;
-            for (int k = 0; k < out; k++) {
-                int i = idx[k];
-                am_act_t *a = &acts[i];
-                switch (a->what) {
-                case A_SEND:
-                    free(a->buf);
-                    break;
-                case A_PUT_RECV: {
-                    am_act_t c = *a;
-                    free(c.buf);
-                    reply(c.peer, c.tok, c.err, 0, NULL, 0); /* may grow the arrays */
-                    break;
-                }
-                case A_GET_RECV:
-                    tok_done(a->tok, MPI_SUCCESS, 0);
-                    break;
-                }
-                acts[i].what = 0;
-            }
-            /* Drop what completed, keeping the order of the rest. */
-            int j = 0;
-            for (int i = 0; i < nreq; i++)
-                if (acts[i].what) {
-                    reqs[j] = reqs[i];
-                    acts[j++] = acts[i];
-                }
-            nreq = j;
-        }
-        if (!moved)
+        if (PMPI_Testsome(n, all, &out, idx, sts) != MPI_SUCCESS || out == MPI_UNDEFINED ||
+            out == 0)
             break;
+        int nacts = 0;
+        for (int k = 0; k < out; k++) {
+            int i = idx[k];
+            am_ring_t *g = i == 0 ? &ring_req : i == 1 ? &ring_rep : NULL;
+            if (g) {
+                g->r[g->head] = MPI_REQUEST_NULL;
+                g->st[g->head] = sts[k];
+                g->done[g->head] = 1;
+            } else {
+                reqs[i - 2] = MPI_REQUEST_NULL;
+                idx[nacts++] = i - 2; /* idx[k'] for k' <= k is read already */
+            }
+        }
+        int nold = nreq; /* acts added from here on are not among the completed */
+        ring_drain(&ring_req);
+        ring_drain(&ring_rep);
+        for (int k = 0; k < nacts; k++)
+            act_done(idx[k]);
+        /* Drop what completed, keeping the order of the rest. */
+        int j = 0;
+        for (int i = 0; i < nreq; i++)
+            if (acts[i].what || i >= nold) {
+                reqs[j] = reqs[i];
+                acts[j++] = acts[i];
+            }
+        nreq = j;
     }
     am_busy = 0;
 }
@@ -867,8 +922,11 @@ void nbr_am_finalize(void)
     nbr_am_on = 0;
     if (am_comm != MPI_COMM_NULL)
         (void)PMPI_Comm_free(&am_comm);
-    free(reqs), free(acts), free(sts), free(idx), free(toks), free(credits), free(wins);
-    reqs = NULL, acts = NULL, sts = NULL, idx = NULL, toks = NULL, credits = NULL, wins = NULL;
+    while (npool)
+        free(pool[--npool]);
+    free(reqs), free(acts), free(sts), free(idx), free(all), free(toks), free(credits), free(wins);
+    reqs = NULL, acts = NULL, sts = NULL, idx = NULL, all = NULL, toks = NULL, credits = NULL,
+    wins = NULL;
     capreq = 0, ntok = captok = 0, free_tok = UINT32_MAX, nwins_cap = 0;
     NBR_LEAVE();
 }
