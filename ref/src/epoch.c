@@ -746,10 +746,40 @@ static void quiet_park(nbr_win_t *w, nbr_epoch_t *e)
     source_link(&w->src_quiet);
 }
 
-/* Out of line (windows with remote pairs only): are e's remote operations complete? If not, e
- * waits on the quiet source; if a target reported a failure, e's closing call raises it. */
+static void notify_due(nbr_win_t *w, int r);
+
+/* Out of line (windows with remote pairs only): what a closing epoch may do before its remote
+ * operations complete, then: are they complete? If not, e waits on the quiet source; if a target
+ * reported a failure, e's closing call raises it.
+ *
+ * A pair's requests take effect at the target in the order they were sent, large puts included
+ * (transport/am.c), so whatever concerns only the targets of a pair may follow the data at once:
+ * PSCW done notifications (each goes to the target of the operations it covers) and the lock word
+ * of a lock epoch's own target. The target's wait or the next lock holder then never waits for
+ * this origin's next MPI call (A4's late complete across nodes). What covers other targets waits
+ * for the acknowledgements: the global word of an exclusive lock and lock_all (at rank 0, a
+ * lock_all holder then reaches every target), and fence arrivals (a peer that passed the fence
+ * reaches every target). */
 static __attribute__((noinline, cold)) int remote_done(nbr_win_t *w, nbr_epoch_t *e)
 {
+    if (e->kind == NBR_EK_START && !e->notify_marked) {
+        e->notify_marked = 1;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
+        for (int i = 0; i < e->n; i++)
+            e->m[i].notify = 1;
+        for (int i = 0; i < e->n; i++)
+            notify_due(w, e->group[i]);
+    }
+    if (e->kind == NBR_EK_START && e->nnotify)
+        return 0; /* notify_due pushes e back when its last notification went out */
+    if (e->kind == NBR_EK_LOCK && e->lock_phase != 2 && !(e->assert & MPI_MODE_NOCHECK)) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (e->lock_type == MPI_LOCK_SHARED)
+            nbr_unlock_shared(w, e->target);
+        else
+            nbr_unlock_target(w, e->target);
+        e->lock_phase = 2; /* the exclusive lock's global word: after the acknowledgements */
+    }
     if (!nbr_tp_quiet(w, epoch_scope(e))) {
         quiet_park(w, e);
         return 0;
@@ -796,11 +826,15 @@ static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
         break;
     case NBR_EK_LOCK:
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (!(e->assert & MPI_MODE_NOCHECK)) {
-            if (e->lock_type == MPI_LOCK_SHARED)
-                nbr_unlock_shared(w, e->target);
-            else
-                nbr_unlock_writer(w, e->target);
+        if (e->assert & MPI_MODE_NOCHECK)
+            break;
+        if (NBR_UNLIKELY(e->lock_phase == 2)) { /* the target's word went out already */
+            if (e->lock_type != MPI_LOCK_SHARED)
+                nbr_unlock_global_excl(w);
+        } else if (e->lock_type == MPI_LOCK_SHARED) {
+            nbr_unlock_shared(w, e->target);
+        } else {
+            nbr_unlock_writer(w, e->target);
         }
         break;
     case NBR_EK_LOCK_ALL:

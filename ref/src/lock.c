@@ -101,6 +101,19 @@ void nbr_unlock_writer(nbr_win_t *w, int r)
         nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL);
 }
 
+/* nbr_unlock_writer in two halves (an exclusive lock across nodes, epoch.c's remote_done): the
+ * target's word, then the registration in the global word. */
+void nbr_unlock_target(nbr_win_t *w, int r)
+{
+    nbr_tp_amo_nr(w, r, NBR_W_LOCK, NBR_AMO_SWAP, 0);
+}
+
+void nbr_unlock_global_excl(nbr_win_t *w)
+{
+    if (!--w->excl_global)
+        nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL);
+}
+
 void nbr_unlock_all_word(nbr_win_t *w)
 {
     nbr_tp_amo_nr(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)-1);

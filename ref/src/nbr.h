@@ -428,6 +428,8 @@ int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c);
 int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c);
 void nbr_unlock_shared(nbr_win_t *w, int r);
 void nbr_unlock_writer(nbr_win_t *w, int r);
+void nbr_unlock_target(nbr_win_t *w, int r); /* nbr_unlock_writer's halves */
+void nbr_unlock_global_excl(nbr_win_t *w);
 void nbr_unlock_all_word(nbr_win_t *w);
 /* A remote operation of a request-based call completed (transport/am.c). */
 void nbr_req_op_done(nbr_req_t *r, int err);

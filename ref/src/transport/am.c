@@ -118,6 +118,19 @@ static uint32_t ntok, captok, free_tok = UINT32_MAX;
 static long outstanding;
 static int *credits; /* per world rank: requests in flight toward it */
 
+/* The target's side of "a pair's requests take effect in order": a large put lands when its
+ * payload's receive completes, after its header was served. Until then every later request of
+ * that origin waits here, copied, and is served when the payload is in (so an origin may send its
+ * done notification or lock release right behind its data: transport/tp.h). At most AM_CREDITS
+ * requests per origin, so at most AM_CREDITS * AM_EAGER bytes per origin wait here. */
+typedef struct am_defer {
+    struct am_defer *next;
+    size_t len;
+    char msg[]; /* header, payload */
+} am_defer_t;
+static int *rndv_in;              /* per world rank: its large puts not landed yet */
+static am_defer_t **dq_head, **dq_tail; /* per world rank: its requests waiting behind them */
+
 /* Windows by id. */
 static nbr_win_t **wins;
 static int nwins_cap, nam_wins;
@@ -209,7 +222,13 @@ void nbr_am_init(void)
         PMPI_Comm_idup(MPI_COMM_WORLD, &c, &r) != MPI_SUCCESS || nbr_wait_req(&r) != MPI_SUCCESS)
         return;
     if (PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
-        !(credits = calloc((size_t)am_world, sizeof *credits))) {
+        !(credits = calloc((size_t)am_world, sizeof *credits)) ||
+        !(rndv_in = calloc((size_t)am_world, sizeof *rndv_in)) ||
+        !(dq_head = calloc((size_t)am_world, sizeof *dq_head)) ||
+        !(dq_tail = calloc((size_t)am_world, sizeof *dq_tail))) {
+        free(credits), free(rndv_in), free(dq_head), free(dq_tail);
+        credits = rndv_in = NULL;
+        dq_head = dq_tail = NULL;
         (void)PMPI_Comm_free(&c);
         return;
     }
@@ -651,9 +670,10 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
             void *s = malloc(h->len ? h->len : 1);
             MPI_Request q;
             if (s && PMPI_Irecv(s, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) ==
-                         MPI_SUCCESS)
-                (void)act_add(q, (am_act_t){.what = A_PUT_RECV, .peer = peer, .tok = h->tok,
-                                            .err = MPI_ERR_WIN, .buf = s});
+                         MPI_SUCCESS &&
+                act_add(q, (am_act_t){.what = A_PUT_RECV, .peer = peer, .tok = h->tok,
+                                      .err = MPI_ERR_WIN, .buf = s}) == MPI_SUCCESS)
+                rndv_in[peer]++;
             return;
         }
         if (nbr_cfg.VERBOSE)
@@ -684,6 +704,7 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
                     (unsigned long)h->len, peer);
             PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
         }
+        rndv_in[peer]++; /* its later requests wait until the payload is in */
         break;
     }
     case K_GET: {
@@ -809,9 +830,27 @@ static void ring_drain(am_ring_t *g)
         g->done[i] = 0;
         PMPI_Get_count(st, MPI_BYTE, &cnt);
         if (g == &ring_req && (size_t)cnt >= sizeof(am_hdr_t)) {
-            am_hdr_t h;
-            memcpy(&h, g->buf[i], sizeof h);
-            serve(&h, (char *)g->buf[i] + sizeof h, (size_t)cnt - sizeof h, st->MPI_SOURCE);
+            int src = st->MPI_SOURCE;
+            if (rndv_in[src]) { /* behind a large put of the same origin: wait (am_defer_t) */
+                am_defer_t *d = malloc(sizeof *d + (size_t)cnt);
+                if (!d) {
+                    fprintf(stderr, "libnbrma: out of memory keeping a request of rank %d\n",
+                            src);
+                    PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+                }
+                d->next = NULL;
+                d->len = (size_t)cnt;
+                memcpy(d->msg, g->buf[i], (size_t)cnt);
+                if (dq_tail[src])
+                    dq_tail[src]->next = d;
+                else
+                    dq_head[src] = d;
+                dq_tail[src] = d;
+            } else {
+                am_hdr_t h;
+                memcpy(&h, g->buf[i], sizeof h);
+                serve(&h, (char *)g->buf[i] + sizeof h, (size_t)cnt - sizeof h, src);
+            }
         } else if (g == &ring_rep && (size_t)cnt >= sizeof(am_rep_t)) {
             am_rep_t rep;
             memcpy(&rep, g->buf[i], sizeof rep);
@@ -835,9 +874,22 @@ static void act_done(int i)
         break;
     case A_PUT_RECV: {
         am_act_t c = *a;
+        acts[i].what = 0;
         free(c.buf);
         reply(c.peer, c.tok, c.err, 0, NULL, 0); /* may grow the arrays */
-        break;
+        /* The payload is in: the origin's requests that waited behind it go now, in order,
+         * until one of them is a large put again. */
+        if (--rndv_in[c.peer] == 0)
+            while (dq_head[c.peer] && !rndv_in[c.peer]) {
+                am_defer_t *d = dq_head[c.peer];
+                if (!(dq_head[c.peer] = d->next))
+                    dq_tail[c.peer] = NULL;
+                am_hdr_t h;
+                memcpy(&h, d->msg, sizeof h);
+                serve(&h, d->msg + sizeof h, d->len - sizeof h, c.peer);
+                free(d);
+            }
+        return;
     }
     case A_GET_RECV:
         tok_done(a->tok, MPI_SUCCESS, 0);
@@ -924,6 +976,15 @@ void nbr_am_finalize(void)
         (void)PMPI_Comm_free(&am_comm);
     while (npool)
         free(pool[--npool]);
+    for (int r = 0; r < am_world && dq_head; r++)
+        while (dq_head[r]) {
+            am_defer_t *d = dq_head[r];
+            dq_head[r] = d->next;
+            free(d);
+        }
+    free(rndv_in), free(dq_head), free(dq_tail);
+    rndv_in = NULL;
+    dq_head = dq_tail = NULL;
     free(reqs), free(acts), free(sts), free(idx), free(all), free(toks), free(credits), free(wins);
     reqs = NULL, acts = NULL, sts = NULL, idx = NULL, all = NULL, toks = NULL, credits = NULL,
     wins = NULL;
