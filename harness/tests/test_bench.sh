@@ -19,7 +19,9 @@ def check(cond, what):
 check(all(b["name"].startswith("D1_") for b in bs), "names start with D1_")
 names = {b["run_name"] for b in bs}
 check(names == {"D1_%s_latency/vendor/size:%d/iterations:30/manual_time" % (o, s)
-                for o in ("put", "get") for s in (8, 1024)}, "one benchmark per op and size: %s" % sorted(names))
+                for o in ("put", "get") for s in (8, 1024)} |
+      {"D1_p2p_send_ack/vendor/size:%d/iterations:30/manual_time" % s for s in (8, 1024)},
+      "one benchmark per op and size (and the vendor's two-sided floor): %s" % sorted(names))
 check(all(b["latency_us"] > 0 and b["latency_min_us"] <= b["latency_us"] for b in bs), "latency counters are positive, min <= median")
 check(all(b["samples"] == 30 and b["iterations"] == 30 for b in bs), "30 samples each under --quick")
 check(not any(b.get("error_occurred") for b in bs), "no benchmark failed validation")

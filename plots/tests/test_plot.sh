@@ -54,7 +54,7 @@ def load(name):  # data file -> {(row label, column header): value}
 d1, d7 = load("d1_latency.dat"), load("d7_passive.dat")
 bad, n = [], 0
 for r in nbrma_results.load_dir(res):
-    if r.bench.startswith("D1_"):
+    if r.bench.startswith("D1_") and r.bench != "D1_p2p_send_ack":  # the floor: summary only
         key = (str(r.params["size"]), "vendor " + r.bench.split("_")[1])
         got, want = d1.get(key), "%.6g" % r.counters["latency_us"]
     elif r.bench == "D7_flush":
