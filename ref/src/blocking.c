@@ -24,29 +24,21 @@
     int rc_ = nbcall;                                                                              \
     return rc_ != MPI_SUCCESS ? rc_ : nbr_wait_req_status(&r_, st)
 
-NBR_API int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)
-{
-    NBR_AS_NB(PMPI_Send(b, n, t, dest, tag, c), PMPI_Isend(b, n, t, dest, tag, c, &r_),
-              MPI_STATUS_IGNORE);
-}
-
-NBR_API int MPI_Ssend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)
-{
-    NBR_AS_NB(PMPI_Ssend(b, n, t, dest, tag, c), PMPI_Issend(b, n, t, dest, tag, c, &r_),
-              MPI_STATUS_IGNORE);
-}
-
-NBR_API int MPI_Rsend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)
-{
-    NBR_AS_NB(PMPI_Rsend(b, n, t, dest, tag, c), PMPI_Irsend(b, n, t, dest, tag, c, &r_),
-              MPI_STATUS_IGNORE);
-}
-
-NBR_API int MPI_Bsend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)
-{
-    NBR_AS_NB(PMPI_Bsend(b, n, t, dest, tag, c), PMPI_Ibsend(b, n, t, dest, tag, c, &r_),
-              MPI_STATUS_IGNORE);
-}
+/* The four send modes: MPI_X becomes MPI_IX + a wait. */
+#define NBR_SEND(X)                                                                                \
+    NBR_API int MPI_##X(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)      \
+    {                                                                                              \
+        NBR_AS_NB(PMPI_##X(b, n, t, dest, tag, c), PMPI_I##X(b, n, t, dest, tag, c, &r_),         \
+                  MPI_STATUS_IGNORE);                                                              \
+    }
+#define PMPI_ISend PMPI_Isend
+#define PMPI_ISsend PMPI_Issend
+#define PMPI_IRsend PMPI_Irsend
+#define PMPI_IBsend PMPI_Ibsend
+NBR_SEND(Send)
+NBR_SEND(Ssend)
+NBR_SEND(Rsend)
+NBR_SEND(Bsend)
 
 NBR_API int MPI_Recv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status *st)
 {

@@ -748,6 +748,20 @@ static void quiet_park(nbr_win_t *w, nbr_epoch_t *e)
 
 static void notify_due(nbr_win_t *w, int r);
 
+/* A closing START epoch's done notifications, once: each goes out when every earlier one toward
+ * its target has (notify_due). */
+static void start_notify(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->notify_marked)
+        return;
+    e->notify_marked = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
+    for (int i = 0; i < e->n; i++)
+        e->m[i].notify = 1;
+    for (int i = 0; i < e->n; i++)
+        notify_due(w, e->group[i]);
+}
+
 /* Out of line (windows with remote pairs only): what a closing epoch may do before its remote
  * operations complete, then: are they complete? If not, e waits on the quiet source; if a target
  * reported a failure, e's closing call raises it.
@@ -762,14 +776,8 @@ static void notify_due(nbr_win_t *w, int r);
  * reaches every target). */
 static __attribute__((noinline, cold)) int remote_done(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->kind == NBR_EK_START && !e->notify_marked) {
-        e->notify_marked = 1;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
-        for (int i = 0; i < e->n; i++)
-            e->m[i].notify = 1;
-        for (int i = 0; i < e->n; i++)
-            notify_due(w, e->group[i]);
-    }
+    if (e->kind == NBR_EK_START)
+        start_notify(w, e);
     if (e->kind == NBR_EK_START && e->nnotify)
         return 0; /* notify_due pushes e back when its last notification went out */
     if (e->kind == NBR_EK_LOCK && e->lock_phase != 2 && !(e->assert & MPI_MODE_NOCHECK)) {
@@ -808,14 +816,7 @@ static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         break;
     case NBR_EK_START:
-        if (!e->notify_marked) {
-            e->notify_marked = 1;
-            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls are visible before I say done */
-            for (int i = 0; i < e->n; i++)
-                e->m[i].notify = 1;
-            for (int i = 0; i < e->n; i++)
-                notify_due(w, e->group[i]);
-        }
+        start_notify(w, e);
         if (e->nnotify)
             return;
         break;
