@@ -93,4 +93,5 @@ for list in $lists; do
     done <"$list"
 done
 echo "check.sh: $n tests from testlists ($MPI, $BUILD)" >&2
-exec $PROVE --exec /bin/sh "$tdir"
+# --timer: each test's wall time, so a slow one is easy to find (make check must stay short)
+exec $PROVE --timer --exec /bin/sh "$tdir"
