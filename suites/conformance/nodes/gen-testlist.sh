@@ -26,8 +26,9 @@ HDR
                 if (i) { args = substr(line, i); line = substr(line, 1, i - 1) }
                 n = split(line, f, " ")
                 if (mode == 2) f[2] = 4
-                for (k = 3; k <= n; k++) /* a run takes seconds: a hang (a known vendor failure
-                                             among them) should not cost make check minutes */
+                # A run takes seconds: a hang (a known vendor failure among them) should not
+                # cost make check minutes.
+                for (k = 3; k <= n; k++)
                     if (f[k] ~ /^timeout=/ && substr(f[k], 9) + 0 > 60) f[k] = "timeout=60"
                 out = f[1]
                 for (k = 2; k <= n; k++) out = out " " f[k]
@@ -45,4 +46,8 @@ if [ "${1:-}" = --check ]; then
     fi
     exit 0
 fi
-gen >"$here/testlist"
+tmp=$(mktemp "$here/.testlist.XXXXXX")
+trap 'rm -f "$tmp"' EXIT
+gen >"$tmp" # a failing generator leaves the old testlist in place
+mv "$tmp" "$here/testlist"
+trap - EXIT
