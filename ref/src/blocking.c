@@ -26,12 +26,12 @@
 
 /* The four send modes: MPI_X becomes MPI_IX + a wait. */
 #define NBR_SEND(X)                                                                                \
-    NBR_API int MPI_##X(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)      \
+    NBR_API int MPI_##X(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)       \
     {                                                                                              \
-        NBR_AS_NB(PMPI_##X(b, n, t, dest, tag, c), PMPI_I##X(b, n, t, dest, tag, c, &r_),         \
+        NBR_AS_NB(PMPI_##X(b, n, t, dest, tag, c), PMPI_I##X(b, n, t, dest, tag, c, &r_),          \
                   MPI_STATUS_IGNORE);                                                              \
     }
-#define PMPI_ISend PMPI_Isend
+#define PMPI_ISend  PMPI_Isend
 #define PMPI_ISsend PMPI_Issend
 #define PMPI_IRsend PMPI_Irsend
 #define PMPI_IBsend PMPI_Ibsend
@@ -177,8 +177,8 @@ NBR_API int MPI_Scatterv(const void *s, const int sn[], const int disp[], MPI_Da
 NBR_API int MPI_Allgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
                           MPI_Comm c)
 {
-    NBR_AS_NB(PMPI_Allgather(s, sn, st, r, rn, rt, c), PMPI_Iallgather(s, sn, st, r, rn, rt, c, &r_),
-              MPI_STATUS_IGNORE);
+    NBR_AS_NB(PMPI_Allgather(s, sn, st, r, rn, rt, c),
+              PMPI_Iallgather(s, sn, st, r, rn, rt, c, &r_), MPI_STATUS_IGNORE);
 }
 
 NBR_API int MPI_Allgatherv(const void *s, int sn, MPI_Datatype st, void *r, const int rn[],

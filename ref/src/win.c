@@ -672,6 +672,31 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm co
     return 1;
 }
 
+/* Are all of comm's processes in MPI_COMM_WORLD? (The am transport addresses world ranks.) */
+static int in_world(MPI_Comm comm)
+{
+    MPI_Group g, wg;
+    int n, ok = 0;
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        return 0;
+    if (PMPI_Group_size(g, &n) == MPI_SUCCESS &&
+        PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+        int *in = malloc(sizeof(int) * ((size_t)n + 1)), *out = malloc(sizeof(int) * ((size_t)n + 1));
+        if (in && out) {
+            for (int i = 0; i < n; i++)
+                in[i] = i;
+            ok = PMPI_Group_translate_ranks(g, n, in, wg, out) == MPI_SUCCESS;
+            for (int i = 0; ok && i < n; i++)
+                ok = out[i] != MPI_UNDEFINED;
+        }
+        free(in);
+        free(out);
+        PMPI_Group_free(&wg);
+    }
+    PMPI_Group_free(&g);
+    return ok;
+}
+
 /* Every flavor: arguments, memory, handle, set-up. `base` is the user's memory (create), NULL
  * otherwise; *baseptr receives the memory of allocate and allocate_shared. */
 static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
@@ -699,6 +724,13 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                             "the group spans %d nodes, and shared memory needs one: split the "
                             "communicator with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first",
                             nodes);
+    }
+    if (w->nremote && !in_world(comm)) { /* every rank sees the same: all refuse together */
+        win_destroy(w);
+        return nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION,
+                            "the group spans nodes and includes processes outside "
+                            "MPI_COMM_WORLD (spawned or connected); the active-message transport "
+                            "reaches MPI_COMM_WORLD's ranks only");
     }
     if (w->nremote && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
         /* Private memory, zero-filled like the node-shared kind (pages of a fresh mapping). */

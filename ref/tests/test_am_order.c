@@ -61,8 +61,8 @@ int main(int argc, char **argv)
             long at = mixed(mem, v);
             if (at >= 0 && bad < 0) {
                 bad = at;
-                tap_diag("round %d: byte %ld is %d after MPI_Win_wait, expected %d", k, at,
-                         mem[at], v);
+                tap_diag("round %d: byte %ld is %d after MPI_Win_wait, expected %d", k, at, mem[at],
+                         v);
             }
         } else if (me == 1) {
             memset(buf, v, BYTES);
@@ -73,8 +73,8 @@ int main(int argc, char **argv)
     }
     long all;
     MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-    tap_ok(all < 0, "PSCW: after MPI_Win_wait all %u bytes of each of %d large puts are in",
-           BYTES, ROUNDS);
+    tap_ok(all < 0, "PSCW: after MPI_Win_wait all %u bytes of each of %d large puts are in", BYTES,
+           ROUNDS);
 
     bad = -1;
     if (me > 0) {

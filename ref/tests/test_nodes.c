@@ -96,8 +96,8 @@ int main(int argc, char **argv)
             MPI_Win_fence(0, win);
             for (int r = 0; r < n; r++) {
                 v[r] = 1000L * me + r;
-                MPI_Put(&v[r], 1, MPI_LONG, r, addr[r] + me * (MPI_Aint)sizeof(long), 1,
-                        MPI_LONG, win);
+                MPI_Put(&v[r], 1, MPI_LONG, r, addr[r] + me * (MPI_Aint)sizeof(long), 1, MPI_LONG,
+                        win);
             }
             MPI_Win_fence(0, win);
             bad = 0;

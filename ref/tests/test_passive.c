@@ -79,12 +79,14 @@ int main(int argc, char **argv)
              "(%s)",
              D * 1e3, med * 1e3, ROUNDS, thread ? "progress thread" : "no progress thread");
     if (thread)
-        tap_ok(med < D / 4, "with the progress thread the epoch ends well before the target's "
-                            "computation (median %.3f ms < %.0f ms / 4)",
+        tap_ok(med < D / 4,
+               "with the progress thread the epoch ends well before the target's "
+               "computation (median %.3f ms < %.0f ms / 4)",
                med * 1e3, D * 1e3);
     else
-        tap_ok(med > D / 2, "without it the epoch waits for the target's next MPI call (median "
-                            "%.3f ms > %.0f ms / 2)",
+        tap_ok(med > D / 2,
+               "without it the epoch waits for the target's next MPI call (median "
+               "%.3f ms > %.0f ms / 2)",
                med * 1e3, D * 1e3);
     MPI_Win_free(&win);
     tap_ok(1, "the window is freed");

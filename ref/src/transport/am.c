@@ -37,11 +37,11 @@
 #include "transport/tp.h"
 
 enum { TAG_REQ = 0x6e01, TAG_REP, TAG_PUT, TAG_GET };
-#define AM_EAGER    16384          /* payload bytes inside a request or reply */
-#define AM_NPOST    8              /* receives kept posted for requests, and for replies */
-#define AM_CREDITS  64             /* requests in flight toward one process */
-#define AM_RNDV_MAX (1L << 30)     /* largest single rendezvous message (int counts) */
-#define AM_NOTOK    UINT32_MAX     /* a request that wants no reply */
+#define AM_EAGER    16384      /* payload bytes inside a request or reply */
+#define AM_NPOST    8          /* receives kept posted for requests, and for replies */
+#define AM_CREDITS  64         /* requests in flight toward one process */
+#define AM_RNDV_MAX (1L << 30) /* largest single rendezvous message (int counts) */
+#define AM_NOTOK    UINT32_MAX /* a request that wants no reply */
 
 enum { K_PUT = 1, K_PUT_RNDV, K_GET, K_GET_RNDV, K_ACC, K_CAS, K_AMO, K_NOTIFY, K_REGIONS };
 
@@ -87,10 +87,10 @@ static int rings_ready; /* their requests are valid handles (MPI_REQUEST_NULL or
 enum { A_SEND = 1, A_PUT_RECV, A_GET_RECV };
 typedef struct {
     int what, peer;
-    uint32_t tok;  /* A_PUT_RECV: the origin's token to acknowledge; A_GET_RECV: mine */
-    int err;       /* A_PUT_RECV: the error to report (the data went to scratch) */
-    void *buf;     /* freed on completion (A_SEND, scratch), or a posted receive's buffer */
-    size_t size;   /* A_SEND: of buf (eager buffers go back to the pool) */
+    uint32_t tok; /* A_PUT_RECV: the origin's token to acknowledge; A_GET_RECV: mine */
+    int err;      /* A_PUT_RECV: the error to report (the data went to scratch) */
+    void *buf;    /* freed on completion (A_SEND, scratch), or a posted receive's buffer */
+    size_t size;  /* A_SEND: of buf (eager buffers go back to the pool) */
 } am_act_t;
 static MPI_Request *reqs;
 static am_act_t *acts;
@@ -105,10 +105,10 @@ static int *idx;
 /* Tokens: operations in flight, by index. */
 typedef struct {
     int used, peer; /* peer: world rank */
-    int counted;     /* in tp_out (an RMA operation, release or notification), else a lock try */
+    int counted;    /* in tp_out (an RMA operation, release or notification), else a lock try */
     nbr_win_t *w;
-    int rank;        /* the target's rank in the window */
-    void *dst;       /* fetched data goes here */
+    int rank;  /* the target's rank in the window */
+    void *dst; /* fetched data goes here */
     nbr_tp_cell_t *cell;
     nbr_req_t *req;
     uint32_t next_free;
@@ -128,7 +128,7 @@ typedef struct am_defer {
     size_t len;
     char msg[]; /* header, payload */
 } am_defer_t;
-static int *rndv_in;              /* per world rank: its large puts not landed yet */
+static int *rndv_in;                    /* per world rank: its large puts not landed yet */
 static am_defer_t **dq_head, **dq_tail; /* per world rank: its requests waiting behind them */
 
 /* Windows by id. */
@@ -194,8 +194,7 @@ static int ring_post(am_ring_t *g, int i)
 {
     if (!g->buf[i] && !(g->buf[i] = malloc(g->size)))
         return MPI_ERR_NO_MEM;
-    return PMPI_Irecv(g->buf[i], (int)g->size, MPI_BYTE, MPI_ANY_SOURCE, g->tag, am_comm,
-                      &g->r[i]);
+    return PMPI_Irecv(g->buf[i], (int)g->size, MPI_BYTE, MPI_ANY_SOURCE, g->tag, am_comm, &g->r[i]);
 }
 
 /* Send `n` bytes of `b` (freed when sent if `own`). */
@@ -204,8 +203,9 @@ static int send_bytes(void *b, size_t n, int peer, int tag, int own)
     MPI_Request r;
     int rc = PMPI_Isend(b, (int)n, MPI_BYTE, peer, tag, am_comm, &r);
     if (rc == MPI_SUCCESS)
-        rc = act_add(r, (am_act_t){.what = A_SEND, .peer = peer, .buf = own ? b : NULL,
-                                   .size = own ? n : 0});
+        rc = act_add(
+            r,
+            (am_act_t){.what = A_SEND, .peer = peer, .buf = own ? b : NULL, .size = own ? n : 0});
     else if (own)
         buf_put(b, n);
     return rc;
@@ -321,8 +321,15 @@ static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint3
      * wait for another epoch's tries toward the same target (they repeat while the lock is
      * busy — maybe held by the epoch waiting). The window's free waits for them too. */
     int counted = !cell;
-    *t = (am_tok_t){.used = 1, .peer = w->t[rank].wrank, .w = w, .rank = rank, .dst = dst,
-                    .cell = cell, .req = w->op_req, .next_free = UINT32_MAX, .counted = counted};
+    *t = (am_tok_t){.used = 1,
+                    .peer = w->t[rank].wrank,
+                    .w = w,
+                    .rank = rank,
+                    .dst = dst,
+                    .cell = cell,
+                    .req = w->op_req,
+                    .next_free = UINT32_MAX,
+                    .counted = counted};
     if (t->req) {
         nbr_req_ref(t->req);
         t->req->tp_pending++;
@@ -399,8 +406,8 @@ static int send_req(nbr_win_t *w, int rank, const am_hdr_t *h, const void *p, si
 
 static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
 {
-    return (am_hdr_t){.kind = (uint32_t)kind, .win = (uint32_t)w->t[rank].amid, .from = w->rank,
-                      .tok = AM_NOTOK};
+    return (am_hdr_t){
+        .kind = (uint32_t)kind, .win = (uint32_t)w->t[rank].amid, .from = w->rank, .tok = AM_NOTOK};
 }
 
 /* A request with a token: credit, token, send; on failure the token completes with the error. */
@@ -467,8 +474,8 @@ int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
         MPI_Request q;
         rc = PMPI_Irecv(d, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
         if (rc == MPI_SUCCESS &&
-            (rc = act_add(q, (am_act_t){.what = A_GET_RECV, .peer = w->t[r].wrank,
-                                        .tok = tok})) != MPI_SUCCESS) {
+            (rc = act_add(q, (am_act_t){.what = A_GET_RECV, .peer = w->t[r].wrank, .tok = tok})) !=
+                MPI_SUCCESS) {
             (void)PMPI_Cancel(&q);
             (void)PMPI_Request_free(&q);
         }
@@ -501,8 +508,8 @@ int nbr_am_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
         return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
                        "accumulate piece of %zu bytes with %s on %s cannot be shipped", len,
                        nbr_op_name(op), nbr_dtype_name(basic));
-    return issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0,
-                 result, NULL);
+    return issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0, result,
+                 NULL);
 }
 
 int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp, void *result,
@@ -556,8 +563,7 @@ void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
  * only when an access is not covered by the copy it has (docs/ref-internals.md, "Across
  * nodes"). */
 #define AM_REGS_PER (AM_EAGER / sizeof(nbr_region_t))
-static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t *seq,
-                         uint64_t *n)
+static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t *seq, uint64_t *n)
 {
     nbr_tp_cell_t c = {0};
     am_hdr_t h = hdr(w, r, K_REGIONS);
@@ -669,16 +675,19 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         if (h->kind == K_PUT_RNDV) { /* the payload is on its way: take it somewhere */
             void *s = malloc(h->len ? h->len : 1);
             MPI_Request q;
-            if (s && PMPI_Irecv(s, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) ==
-                         MPI_SUCCESS &&
-                act_add(q, (am_act_t){.what = A_PUT_RECV, .peer = peer, .tok = h->tok,
-                                      .err = MPI_ERR_WIN, .buf = s}) == MPI_SUCCESS)
+            if (s &&
+                PMPI_Irecv(s, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) == MPI_SUCCESS &&
+                act_add(q, (am_act_t){.what = A_PUT_RECV,
+                                      .peer = peer,
+                                      .tok = h->tok,
+                                      .err = MPI_ERR_WIN,
+                                      .buf = s}) == MPI_SUCCESS)
                 rndv_in[peer]++;
             return;
         }
         if (nbr_cfg.VERBOSE)
-            fprintf(stderr, "libnbrma: a message from rank %d for window %u, which is gone\n",
-                    peer, h->win);
+            fprintf(stderr, "libnbrma: a message from rank %d for window %u, which is gone\n", peer,
+                    h->win);
         reply(peer, h->tok, MPI_ERR_WIN, 0, NULL, 0);
         return;
     }
@@ -696,10 +705,11 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         if (!a)
             a = s = malloc(h->len ? h->len : 1);
         MPI_Request q;
-        if (!a || PMPI_Irecv(a, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) !=
-                      MPI_SUCCESS ||
-            act_add(q, (am_act_t){.what = A_PUT_RECV, .peer = peer, .tok = h->tok, .err = err,
-                                  .buf = s}) != MPI_SUCCESS) {
+        if (!a || PMPI_Irecv(a, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) != MPI_SUCCESS ||
+            act_add(q,
+                    (am_act_t){
+                        .what = A_PUT_RECV, .peer = peer, .tok = h->tok, .err = err, .buf = s}) !=
+                MPI_SUCCESS) {
             fprintf(stderr, "libnbrma: cannot receive a put of %lu bytes from rank %d\n",
                     (unsigned long)h->len, peer);
             PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
@@ -719,8 +729,8 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
             a = s = calloc(1, h->len ? h->len : 1);
         }
         if (!a || send_bytes(a, h->len, peer, TAG_GET, 0) != MPI_SUCCESS) {
-            fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n",
-                    (unsigned long)h->len, peer);
+            fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n", (unsigned long)h->len,
+                    peer);
             PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
         }
         if (s) { /* kept until sent: the act of the send frees nothing, so hand it over */
@@ -787,7 +797,8 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
     }
     case K_REGIONS: { /* the table cannot change while we serve (both under the big lock) */
         uint64_t n = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)w->nregs : 0;
-        uint64_t from = h->off < n ? h->off : n, m = n - from < AM_REGS_PER ? n - from : AM_REGS_PER;
+        uint64_t from = h->off < n ? h->off : n,
+                 m = n - from < AM_REGS_PER ? n - from : AM_REGS_PER;
         uint64_t seq = __atomic_load_n(&w->ctl->reg_seq, __ATOMIC_ACQUIRE) & UINT32_MAX;
         reply(peer, h->tok, MPI_SUCCESS, seq << 32 | n, m ? w->regs + from : NULL,
               (size_t)m * sizeof(nbr_region_t));
@@ -834,8 +845,7 @@ static void ring_drain(am_ring_t *g)
             if (rndv_in[src]) { /* behind a large put of the same origin: wait (am_defer_t) */
                 am_defer_t *d = malloc(sizeof *d + (size_t)cnt);
                 if (!d) {
-                    fprintf(stderr, "libnbrma: out of memory keeping a request of rank %d\n",
-                            src);
+                    fprintf(stderr, "libnbrma: out of memory keeping a request of rank %d\n", src);
                     PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
                 }
                 d->next = NULL;

@@ -48,12 +48,12 @@ enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
 
 /* ---- the active-message transport (am.c) ----------------------------------------------------- */
 
-extern int nbr_am_on; /* windows with am pairs exist, or am traffic is outstanding */
+extern int nbr_am_on;       /* windows with am pairs exist, or am traffic is outstanding */
 void nbr_am_init(void);     /* MPI_Init: the private communicator and posted receives */
 void nbr_am_finalize(void); /* MPI_Finalize: drain, cancel, free */
 void nbr_am_progress(void); /* serve incoming requests, collect replies and completions */
 int nbr_am_ready(void);     /* the transport could be set up (else windows across nodes fail) */
-int nbr_am_win_register(nbr_win_t *w);   /* returns the window's id (>= 0) or -1 */
+int nbr_am_win_register(nbr_win_t *w); /* returns the window's id (>= 0) or -1 */
 void nbr_am_win_unregister(nbr_win_t *w);
 int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len);
 int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len);
