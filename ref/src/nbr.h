@@ -473,6 +473,9 @@ nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank);
 /* A flush toward `rank` (or NBR_FLUSH_ALL): NULL when nothing recorded is older (complete at
  * once), else the request that completes when those calls are carried out (rc on failure). */
 nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc);
+/* No recorded call toward rank (or any) waits to be carried out: a flush waits for remote
+ * completions only. */
+int nbr_flush_nothing_recorded(nbr_win_t *w, int rank);
 long nbr_pending_calls(nbr_win_t *w, int rank); /* recorded calls toward rank (tests; O(n)) */
 /* Leave the engine's lists: nothing of the window is pending (MPI_Win_free). */
 void nbr_win_engine_detach(nbr_win_t *w);

@@ -395,6 +395,22 @@ static int iunlock_all(nbr_win_t *w, const char *call, MPI_Request *req)
     return close_lock_epoch(w, call, e, req);
 }
 
+/* A blocking flush with nothing recorded toward rank: wait for the remote acknowledgements
+ * directly (no flush object, no engine sweep per poll: a put+flush across nodes is one round
+ * trip, and this is most of what it costs besides). */
+static __attribute__((noinline)) int flush_remote(nbr_win_t *w, int rank)
+{
+    long spins = 0;
+    while (!nbr_tp_quiet(w, rank)) {
+        nbr_progress();
+        if (!nbr_tp_quiet(w, rank))
+            nbr_wait_step(&spins);
+    }
+    int err = w->tp_err;
+    w->tp_err = MPI_SUCCESS;
+    return raised(w->handle, err);
+}
+
 /* Flush (000 §VII-C): over shared memory a call of a ready epoch is complete when it returns,
  * so flushing means carrying out the recorded calls no younger than the flush. */
 static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
@@ -414,6 +430,8 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
     }
     nbr_progress();
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!req && NBR_UNLIKELY(w->nremote) && nbr_flush_nothing_recorded(w, rank))
+        return flush_remote(w, rank);
     int rc;
     nbr_req_t *r = new_req(w, call, &rc, req);
     if (!r)
