@@ -35,6 +35,11 @@ typedef struct {
  * never crashes when libibverbs or its providers are missing. */
 int nbr_verbs_probe(char *why, size_t n);
 
+/* 1 once the verbs data path serves windows through the transport seam (transport/tp.h); until
+ * then a window asked to use verbs is refused (win.c) and the conformance run over verbs is
+ * skipped even where a device exists (ref/tests/test_verbs_conformance.sh). */
+#define NBR_VERBS_WIRED 0
+
 /* NBRMA_NET: which transport serves inter-node windows. */
 enum { NBR_VERBS_NET_AM = 0, NBR_VERBS_NET_VERBS = 1 };
 /* setting "am", "verbs" or "auto", any case (NULL or "": auto) -> *net. "verbs" without a device
