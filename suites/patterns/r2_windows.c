@@ -7,7 +7,9 @@
  * window_us = both (maximum across ranks per sample; a collective). Run with more ranks than
  * cores too: there the MPI library's blocking collectives spin, and ref must not add to them. Each
  * case checks once that a window of its shape moves data (a fence epoch with one put). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 
@@ -93,9 +95,18 @@ static void run(gb_state_t *st, void *arg)
 
 static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 {
-    for (int op = 0; op < W_N; op++)
+    for (int op = 0; op < W_N; op++) {
+        if (!strcmp(shape[op], "allocate_shared") && ctx->nnodes > 1) {
+            /* MPI-3.1 §11.2.3: its group must share memory (NODES=k runs span nodes) */
+            if (ctx->rank == 0 && s == NBH_VENDOR)
+                fprintf(stderr, "r2_windows: R2_window_allocate_shared skipped: the ranks span "
+                                "%d nodes\n",
+                        ctx->nnodes);
+            continue;
+        }
         nbh_add_case(ctx, s, op, 0, run, "R2_window_%s/%s/procs:%d", shape[op],
                      nbh_series_name(s), ctx->nranks);
+    }
 }
 
 int main(int argc, char **argv)
