@@ -19,18 +19,13 @@
 
 /* Each try is one atomic through the transport seam (transport/tp.h): a CPU atomic on a shm
  * peer's word, a round trip toward a remote one — then the try returns 0 until the old value is
- * back in the epoch's cell, and the engine asks again. The shm branch is spelled out here (the
- * same atomics nbr_tp_amo_shm does, with the weakest orders each needs): it is the lock fast
- * path, one predictable test longer than before the seam. */
+ * back in the epoch's cell, and the engine asks again. The shm branch calls the CPU atomic on the
+ * target's word directly (the lock fast path: one predictable test longer than before the seam). */
 
 /* Add `add` to *word if no conflicting holder ((word & busy_mask) == 0). */
 static inline int try_add(uint64_t *word, uint64_t add, uint64_t busy_mask)
 {
-    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
-    while (!(v & busy_mask))
-        if (__atomic_compare_exchange_n(word, &v, v + add, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return 1;
-    return 0;
+    return !(nbr_tp_amo_shm(word, NBR_AMO_CADD, add, busy_mask) & busy_mask);
 }
 
 int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c)
@@ -72,9 +67,7 @@ int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
     const nbr_target_t *t = &w->t[r];
     if (NBR_LIKELY(!nbr_tp_remote(t))) {
-        uint64_t zero = 0;
-        return __atomic_compare_exchange_n(&t->ctl->lock, &zero, NBR_LOCK_WRITER, 0,
-                                           __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+        return nbr_tp_amo_shm(&t->ctl->lock, NBR_AMO_CAS, NBR_LOCK_WRITER, 0) == 0;
     }
     uint64_t old;
     return nbr_am_amo(w, r, NBR_W_LOCK, NBR_AMO_CAS, NBR_LOCK_WRITER, 0, c, &old) && old == 0;

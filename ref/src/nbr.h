@@ -418,6 +418,8 @@ void nbr_wait_step(long *spins);
 
 #define NBR_FLUSH_ALL (-0x7fffffff) /* not a rank, nor any MPI constant */
 int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n);
+/* g's ranks in `to` (malloc'ed, *n of them); MPI_ERR_GROUP when one is not in `to`. */
+int nbr_group_translate(MPI_Group g, MPI_Group to, int **ranks, int *n);
 void nbr_acc_lock(nbr_target_t *t, int me);
 void nbr_acc_unlock(nbr_target_t *t);
 /* Lock words (lock.c): one try each, never waiting; toward a remote target a try is in flight

@@ -16,7 +16,11 @@
 
 int nbr_group_ranks(nbr_win_t *w, MPI_Group g, int **ranks, int *n)
 {
-    MPI_Group wg = w->group;
+    return nbr_group_translate(g, w->group, ranks, n);
+}
+
+int nbr_group_translate(MPI_Group g, MPI_Group wg, int **ranks, int *n)
+{
     int rc = PMPI_Group_size(g, n);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -676,21 +676,12 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm co
 static int in_world(MPI_Comm comm)
 {
     MPI_Group g, wg;
-    int n, ok = 0;
+    int n, *ranks, ok = 0;
     if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
         return 0;
-    if (PMPI_Group_size(g, &n) == MPI_SUCCESS &&
-        PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
-        int *in = malloc(sizeof(int) * ((size_t)n + 1)), *out = malloc(sizeof(int) * ((size_t)n + 1));
-        if (in && out) {
-            for (int i = 0; i < n; i++)
-                in[i] = i;
-            ok = PMPI_Group_translate_ranks(g, n, in, wg, out) == MPI_SUCCESS;
-            for (int i = 0; ok && i < n; i++)
-                ok = out[i] != MPI_UNDEFINED;
-        }
-        free(in);
-        free(out);
+    if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+        if ((ok = nbr_group_translate(g, wg, &ranks, &n) == MPI_SUCCESS))
+            free(ranks);
         PMPI_Group_free(&wg);
     }
     PMPI_Group_free(&g);

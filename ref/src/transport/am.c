@@ -112,6 +112,7 @@ typedef struct {
     nbr_tp_cell_t *cell;
     nbr_req_t *req;
     uint32_t next_free;
+    int rndv_get; /* a large get: its data, not a reply, completes it */
 } am_tok_t;
 static am_tok_t *toks;
 static uint32_t ntok, captok, free_tok = UINT32_MAX;
@@ -471,6 +472,7 @@ int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
         int rc = tok_new(w, r, NULL, NULL, &tok);
         if (rc != MPI_SUCCESS)
             return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
+        toks[tok].rndv_get = 1;
         MPI_Request q;
         rc = PMPI_Irecv(d, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
         if (rc == MPI_SUCCESS &&
@@ -815,16 +817,10 @@ static void got_reply(const am_rep_t *rep, const char *data, size_t n)
     uint32_t i = rep->tok;
     if (i >= ntok || !toks[i].used)
         return;
-    if (!toks[i].dst && !toks[i].cell && rep->len == 0 && rep->err != MPI_SUCCESS) {
-        /* A large get's early error report: its data still completes the token. */
-        int is_get = 0;
-        for (int k = 0; k < nreq && !is_get; k++)
-            is_get = acts[k].what == A_GET_RECV && acts[k].tok == i;
-        if (is_get) {
-            if (toks[i].w->tp_err == MPI_SUCCESS)
-                toks[i].w->tp_err = rep->err;
-            return;
-        }
+    if (toks[i].rndv_get) { /* its early error report: its data still completes the token */
+        if (toks[i].w->tp_err == MPI_SUCCESS)
+            toks[i].w->tp_err = rep->err;
+        return;
     }
     if (toks[i].dst && rep->len && n >= rep->len)
         memcpy(toks[i].dst, data, rep->len);

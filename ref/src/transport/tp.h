@@ -16,8 +16,8 @@
  *               001 §2.3): fetch-add, conditional add (add unless masked bits are set — one
  *               round trip for a reader/writer try), compare-and-swap, swap. A call returns 1
  *               with the old value when it is known, 0 while it is in flight (the caller keeps
- *               the cell and asks again: the engine's tries never wait). `_nr` forms want no
- *               result (releases).
+ *               the cell and asks again: the engine's tries never wait; lock.c). `_nr` forms
+ *               want no result (releases).
  *   notifications  monotonic counters a rank raises toward one peer (PSCW posts and done ids,
  *               000 §VII-B) or toward all (fence arrivals, 000 rule 5); the reader always reads
  *               its own control block or, for shm fence counters, the peer's.
@@ -80,7 +80,8 @@ static inline uint64_t *nbr_tp_word(nbr_win_t *w, int r, int word)
     return word == NBR_W_LOCK ? &w->t[r].ctl->lock : &w->t[r].ctl->global;
 }
 
-/* One atomic on a shm control word (acquire on the way in, release on the way out). */
+/* One atomic on a shm control word (acquire on the way in, release on the way out): the lock tries
+ * of lock.c on shm peers, and the target's side of a remote one (am.c). */
 static inline uint64_t nbr_tp_amo_shm(uint64_t *p, int op, uint64_t a, uint64_t b)
 {
     uint64_t v;
@@ -100,16 +101,6 @@ static inline uint64_t nbr_tp_amo_shm(uint64_t *p, int op, uint64_t a, uint64_t 
     default:
         return __atomic_exchange_n(p, a, __ATOMIC_ACQ_REL);
     }
-}
-
-static inline int nbr_tp_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
-                             nbr_tp_cell_t *c, uint64_t *old)
-{
-    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r]))) {
-        *old = nbr_tp_amo_shm(nbr_tp_word(w, r, word), op, a, b);
-        return 1;
-    }
-    return nbr_am_amo(w, r, word, op, a, b, c, old);
 }
 
 /* No result wanted (lock releases): toward a remote peer it still counts as outstanding. */
