@@ -98,6 +98,7 @@ nbh_case_t *nbh_add_case(nbh_ctx_t *ctx, nbh_series_t s, int op, size_t size, gb
     c->op = op;
     c->size = size;
     c->flags = s == NBH_REF_NB ? ctx->opts.flags : 0;
+    c->sched = -1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->name, sizeof c->name, fmt, ap);
@@ -209,12 +210,18 @@ static MPI_Info flags_info(const nbh_case_t *c)
     static const char *const keys[] = {NBH_KEY_A_A_A_R, NBH_KEY_A_A_E_R, NBH_KEY_E_A_E_R,
                                        NBH_KEY_E_A_A_R};
     MPI_Info info = MPI_INFO_NULL;
-    if (!c->flags)
+    if (!c->flags && (c->sched < 0 || c->series == NBH_VENDOR))
         return info;
     NBH_MPI(c, MPI_Info_create(&info));
     for (unsigned i = 0; i < sizeof keys / sizeof *keys; i++)
         if (c->flags & (1u << i))
             NBH_MPI(c, MPI_Info_set(info, keys[i], "true"));
+    if (c->sched >= 0 && c->series != NBH_VENDOR) { /* libnbrma's scheduler (paper 002 §4) */
+        char th[32];
+        snprintf(th, sizeof th, "%ld", c->sched_th);
+        NBH_MPI(c, MPI_Info_set(info, "nbrma_sched", c->sched ? "on" : "off"));
+        NBH_MPI(c, MPI_Info_set(info, "nbrma_sched_th", th));
+    }
     return info;
 }
 
@@ -561,10 +568,17 @@ static void node_layout(nbh_ctx_t *ctx)
     nbh_wait(&r);
     size_t at = 0;
     ctx->node_of_rank[0] = '\0';
-    for (int i = 0; i < ctx->nranks; i++) {
-        int id = 0; /* nodes numbered in order of their first rank */
+    if (!(ctx->node = malloc((size_t)ctx->nranks * sizeof *ctx->node))) {
+        fprintf(stderr, "nbrma: out of memory describing the node layout\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int i = 0; i < ctx->nranks; i++) { /* nodes numbered in order of their first rank */
+        ctx->node[i] = 0;
         for (int j = 0; j < leaders[i]; j++)
-            id += leaders[j] == j;
+            ctx->node[i] += leaders[j] == j;
+    }
+    for (int i = 0; i < ctx->nranks; i++) {
+        int id = ctx->node[i];
         int w = snprintf(ctx->node_of_rank + at, sizeof ctx->node_of_rank - at, "%s%d",
                          i ? "," : "", id);
         if (w < 0 || (size_t)w >= sizeof ctx->node_of_rank - at) {

@@ -22,6 +22,9 @@ typedef struct {
     int op;         /* experiment-specific variant */
     size_t size;    /* bytes; 0 where it has no meaning */
     unsigned flags; /* NBH_FLAG_* reorder flags its windows are created with (ref-nb) */
+    int sched;      /* libnbrma's intra-epoch scheduler for its windows: info nbrma_sched =
+                       on (1) / off (0); -1: no key (NBRMA_SCHED decides) */
+    long sched_th;  /* with sched >= 0: nbrma_sched_th, bytes */
     char name[160];
 } nbh_case_t;
 
@@ -49,6 +52,7 @@ struct nbh_ctx {
     int rank, nranks;
     int ranks_per_node, nnodes;
     char node_of_rank[256]; /* "0,0,1,1": each rank's node (real or virtual), numbered */
+    int *node;              /* the same as numbers, one per rank */
     int cores;          /* CPUs the ranks of a node may use (the minimum across nodes) */
     int oversubscribed; /* some node runs more ranks than it has such CPUs */
     char mpi_library[160];

@@ -81,6 +81,45 @@ static void push_replay(nbr_epoch_t *e)
     LIST_APPEND(replay_head, replay_tail, e, wnext, wprev);
 }
 
+/* ---- intra-epoch scheduling (002 §4) ------------------------------------------------------
+ * An iR call (a Put/Get of at least th bytes to a node peer or to self, in a ready epoch of a
+ * window with pairs on other nodes) is recorded like a call of a deferred epoch but held: the
+ * epoch is not pushed for replay until its closing call (mark_closed) or a flush
+ * (nbr_sched_release). The IR calls (inter-node) were issued in their calls already, and ir calls
+ * (below th) were carried out there; the replay then issues what is remote first and copies the
+ * held calls while the inter-node transfers are in flight (step 4) — Listing 1's
+ * iterate_on_progression. An epoch holding such calls sits on the window's held list. */
+static void held_add(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->on_held)
+        return;
+    e->on_held = 1;
+    LIST_APPEND(w->held_head, w->held_tail, e, hnext, hprev);
+}
+
+static void held_remove(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (!e->on_held)
+        return;
+    e->on_held = 0;
+    LIST_REMOVE(w->held_head, w->held_tail, e, hnext, hprev);
+}
+
+void nbr_sched_release(nbr_win_t *w, int rank)
+{
+    if (NBR_LIKELY(!w->held_head))
+        return;
+    if (rank != NBR_FLUSH_ALL && w->t[rank].net != NBR_NET_SHM)
+        return; /* held calls go to node peers only */
+    NBR_ENTER();
+    for (nbr_epoch_t *e = w->held_head, *n; e; e = n) {
+        n = e->hnext;
+        held_remove(w, e);
+        push_replay(e);
+    }
+    NBR_LEAVE();
+}
+
 static void unlist(nbr_epoch_t *e)
 {
     if (e->on_list == 1)
@@ -240,6 +279,10 @@ static void mark_closed(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
     e->closed = 1;
     e->close_seq = ++w->seq;
     nbr_epoch_set_direct(w, e, 0);
+    if (e->on_held) { /* the closing call carries out what the scheduler held (002 §4) */
+        held_remove(w, e);
+        push_replay(e);
+    }
     if (req) {
         nbr_req_ref(req);
         e->close_req = req;
@@ -342,6 +385,7 @@ static void finish(nbr_win_t *w, nbr_epoch_t *e)
         rec_free(r);
     }
     rec_list_remove(w, e);
+    held_remove(w, e);
     if (e->open_req) {
         nbr_req_finish(e->open_req, e->err);
         nbr_req_release(e->open_req);
@@ -433,7 +477,9 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
         r->is_run = 1;
         LIST_APPEND(q->run_head, q->run_tail, r, run_next, run_prev);
     }
-    if (e->state == NBR_ES_READY) /* another thread made it ready meanwhile: carry it out */
+    if (r->held && e->state == NBR_ES_READY && !e->closed)
+        held_add(w, e); /* carried out at the closing call or a flush (002 §4) */
+    else if (e->state == NBR_ES_READY) /* another thread made it ready meanwhile: carry it out */
         push_replay(e);
     return MPI_SUCCESS;
 }
@@ -903,6 +949,27 @@ static void complete_and_activate(void)
  * waits for the oldest call toward its rank: it is done once that call's run leaves the list. */
 int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r); /* rma.c */
 
+/* Carry out one recorded call of e and let it go. */
+static void replay_one(nbr_win_t *w, nbr_epoch_t *e, nbr_rec_t *r)
+{
+    w->op_req = r->req; /* its remote operations finish the call's request */
+    int rc = nbr_rma_exec(w, r);
+    w->op_req = NULL;
+    nbr_engine_stats.records_replayed++;
+    if (rc != MPI_SUCCESS && !e->err)
+        e->err = rc;
+    if (r->req) {
+        if (rc != MPI_SUCCESS && r->req->tp_err == MPI_SUCCESS)
+            r->req->tp_err = rc;
+        nbr_req_arm(r->req);
+        nbr_req_release(r->req);
+    }
+    e->nrec--;
+    if (r->is_run)
+        run_remove(w, r);
+    rec_free(r);
+}
+
 static void step4_intranode_rma(void)
 {
     nbr_epoch_t *e;
@@ -914,25 +981,34 @@ static void step4_intranode_rma(void)
         e->rec = NULL;
         e->rec_tail = &e->rec;
         unsigned long ops = w->epoch_ops; /* counted when recorded */
+        held_remove(w, e);
         w->replaying = 1;
-        for (nbr_rec_t *n; r; r = n) {
-            w->op_req = r->req; /* its remote operations finish the call's request */
-            int rc = nbr_rma_exec(w, r);
-            w->op_req = NULL;
-            nbr_engine_stats.records_replayed++;
-            if (rc != MPI_SUCCESS && !e->err)
-                e->err = rc;
-            if (r->req) {
-                if (rc != MPI_SUCCESS && r->req->tp_err == MPI_SUCCESS)
-                    r->req->tp_err = rc;
-                nbr_req_arm(r->req);
-                nbr_req_release(r->req);
+        if (w->sched && w->nremote) {
+            /* 002 §4, Listing 1: issue the inter-node calls (IR) first, then copy the intra-node
+             * ones while those are in flight, collecting inter-node completions between copies.
+             * Calls toward one target keep their order (a target is remote or not). */
+            nbr_rec_t *local = NULL, **ltail = &local;
+            for (nbr_rec_t *n; r; r = n) {
+                n = r->next;
+                if (w->t[r->rank].net != NBR_NET_SHM) {
+                    replay_one(w, e, r);
+                } else {
+                    r->next = NULL;
+                    *ltail = r;
+                    ltail = &r->next;
+                }
             }
-            e->nrec--;
-            if (r->is_run)
-                run_remove(w, r);
-            n = r->next;
-            rec_free(r);
+            for (nbr_rec_t *n; local; local = n) {
+                n = local->next;
+                if (NBR_UNLIKELY(nbr_am_on))
+                    nbr_am_progress();
+                replay_one(w, e, local);
+            }
+        } else {
+            for (nbr_rec_t *n; r; r = n) {
+                n = r->next;
+                replay_one(w, e, r);
+            }
         }
         w->replaying = 0;
         w->epoch_ops = ops;

@@ -35,6 +35,10 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \
     X(NET, str, "auto", "transport between ranks of different nodes: am (active messages over the MPI library's point-to-point), verbs (libibverbs RDMA), auto (verbs where an RDMA device is present, else am)") \
+    X(SCHED, str, "off", "intra-epoch message scheduling (paper 002 §4) in windows with pairs on other nodes: on defers Put/Get to node peers (and self) of at least NBRMA_SCHED_TH bytes to the closing call or a flush, so they are copied while inter-node transfers are in flight; off carries them out in the call (window info key nbrma_sched)") \
+    X(SCHED_TH, int, 8192, "payload in bytes from which the scheduler defers an intra-node Put/Get (002's th; window info key nbrma_sched_th)") \
+    X(WIRE_US, int, 0, "an emulated network between nodes (am transport): each request takes effect this many microseconds after it arrived (plus NBRMA_WIRE_MBPS), without using a CPU; 0: none") \
+    X(WIRE_MBPS, int, 0, "the emulated network's bandwidth per origin-target link in MB/s (10^6 bytes); 0: unlimited") \
     X(ASYNC_PROGRESS, int, 0, "1: a progress thread advances deferred epochs while the application computes (paper 000 §VII-D)") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
@@ -184,6 +188,8 @@ typedef struct nbr_rec {
     int ocount, rcount, tcount;
     MPI_Datatype ot, rt, tt;
     unsigned char dup_ot, dup_rt, dup_tt, is_run;
+    unsigned char held; /* deferred by the scheduler (002 §4) in a ready epoch: carried out at
+                           the epoch's closing call or a flush, not at once */
     MPI_Aint disp;
     MPI_Op op;
     const char *call;
@@ -210,7 +216,7 @@ typedef struct nbr_epoch {
     struct nbr_epoch *rnext, *rprev; /* epochs holding recorded calls, by first recorded age */
     struct nbr_win *win;
     int kind, state, side, cls, closed, assert;
-    unsigned char on_list, on_closed, on_rec, notify_marked, on_quiet;
+    unsigned char on_list, on_closed, on_rec, notify_marked, on_quiet, on_held;
     uint64_t open_seq, close_seq; /* window events: was an earlier epoch closed before I opened? */
     int *group, n;                /* START: targets; POST: origins */
     nbr_match_t *m;               /* START, POST: one entry per group member */
@@ -225,6 +231,7 @@ typedef struct nbr_epoch {
     int err;
     nbr_tp_cell_t cell;             /* LOCK, LOCK_ALL: a lock try in flight (remote targets) */
     struct nbr_epoch *qnext, *qprev; /* closed, waiting for its operations to complete */
+    struct nbr_epoch *hnext, *hprev; /* ready, holding calls the scheduler deferred (w->held) */
 } nbr_epoch_t;
 
 /* A flush waiting for recorded calls no younger than `age` toward its rank (or any). */
@@ -291,6 +298,12 @@ typedef struct nbr_win {
     MPI_Win handle;  /* what the application holds (a vendor window) */
     MPI_Group group; /* the window's group (PSCW groups translate into it) */
     int rank, size, flavor;
+    /* Intra-epoch scheduling (002 §4; epoch.c): a Put/Get to a shm peer of at least sched_th
+     * bytes in a ready epoch is held until the closing call or a flush; NBR_AINT_MAX when the
+     * scheduler is off or no pair of the window is remote (nothing to overlap the copies with). */
+    MPI_Aint sched_th;
+    int sched; /* the scheduler is on (nbrma_sched / NBRMA_SCHED) */
+    MPI_Aint sched_bytes; /* its threshold as set, whether or not it applies (Win_get_info) */
     int cma; /* peers reach my memory with CMA (create, dynamic) */
     void *base;
     MPI_Aint bytes;
@@ -334,6 +347,7 @@ typedef struct nbr_win {
     void *priv;        /* MPI_Win_allocate across nodes: my memory (private, reached with CMA
                           by my node's peers and by messages from others) */
     nbr_epoch_t *rec_head, *rec_tail;  /* epochs holding recorded calls, by first age */
+    nbr_epoch_t *held_head, *held_tail; /* ready epochs holding calls the scheduler deferred */
     nbr_flush_t *fla_head, *fla_tail;  /* flush_all requests waiting, by age */
     int nflushes;                      /* flush requests waiting */
     nbr_epoch_t *ep_free; /* recycled epoch objects */
@@ -468,8 +482,12 @@ void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e);
 int nbr_epoch_close_direct(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req, int *err);
 /* The reorder flags changed: the first deferred epoch may now pass. */
 void nbr_win_flags_changed(nbr_win_t *w);
-/* Record an RMA call into the open epoch covering `rank` (not ready yet). */
+/* Record an RMA call into the open epoch covering `rank` (not ready yet; or ready, r->held: a
+ * call the scheduler defers to the closing call or a flush, 002 §4). */
 int nbr_record(nbr_win_t *w, const nbr_rec_t *r);
+/* A flush toward `rank` (or NBR_FLUSH_ALL) is coming: the calls the scheduler held toward node
+ * peers are carried out by the next engine sweep. */
+void nbr_sched_release(nbr_win_t *w, int rank);
 /* The open epoch covering target `rank`, or NULL. */
 nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank);
 /* A flush toward `rank` (or NBR_FLUSH_ALL): NULL when nothing recorded is older (complete at

@@ -202,10 +202,23 @@ static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int 
      * cannot wrap. */
     if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
         !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
-        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC || n >= w->sched_th)
         return 0;
     write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
     return 1;
+}
+
+/* The scheduler of 002 §4 (epoch.c): in a ready epoch, a Put or Get of at least th bytes toward
+ * a node peer or self (an iR) is held for the closing call or a flush, so that its copy runs while
+ * the epoch's inter-node transfers (IR, issued in their calls) are in flight. Smaller ones (ir)
+ * are carried out at once: queueing a few bytes costs more than it can hide. Not held: calls
+ * being replayed, and the request-based Rput/Rget, whose request the application may wait for
+ * inside the epoch (MPI-3.1 §11.3.5). Accumulates are never held (their ordering is kept by
+ * carrying them out in call order). */
+static inline int sched_holds(const nbr_win_t *w, int rank, MPI_Aint bytes)
+{
+    return bytes >= w->sched_th && !w->replaying && !w->want_req &&
+           w->t[rank].net == NBR_NET_SHM;
 }
 
 static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Datatype ot, int rank,
@@ -229,7 +242,8 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
     nbr_dtype_span(td, tcount, &lo, &hi);
     if ((rc = target_check(w, call, rank, disp, lo, hi, &off, &defer)) != MPI_SUCCESS)
         return rc;
-    if (defer)
+    int held = !defer && sched_holds(w, rank, (MPI_Aint)ocount * od->size);
+    if (defer || held)
         return record(w, &(nbr_rec_t){.kind = write ? NBR_RC_PUT : NBR_RC_GET,
                                       .rank = rank,
                                       .obuf = obuf,
@@ -239,7 +253,8 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
                                       .disp = disp,
                                       .tcount = tcount,
                                       .tt = tt,
-                                      .call = call});
+                                      .call = call,
+                                      .held = (unsigned char)held});
     return move(w, call, write, obuf, ocount, od, rank, off, tcount, td);
 }
 

@@ -22,6 +22,7 @@
  * messages), and MPI_Win_allocate_shared is an error (MPI_ERR_RMA_SHARED), as MPI-3.1 §11.2.3
  * says: its group must be able to share memory. Control blocks of remote peers are never
  * mapped; their lock words and notifications go through the transport. */
+#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -207,6 +208,81 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
         }
     }
     return MPI_SUCCESS;
+}
+
+/* ---- intra-epoch scheduling (002 §4): NBRMA_SCHED / nbrma_sched, NBRMA_SCHED_TH / nbrma_sched_th */
+
+typedef struct {
+    int on;
+    MPI_Aint th;
+} nbr_sched_cfg_t;
+
+/* on/off (also 1/0, true/false) into *on; 0 when the text is none of them. */
+static int parse_onoff(const char *v, int *on)
+{
+    if (!strcasecmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "true"))
+        return *on = 1, 1;
+    if (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "false"))
+        return *on = 0, 1;
+    return 0;
+}
+
+/* A byte count: decimal digits, optionally K, M or G (powers of 1024), at most 2^62. */
+static int parse_bytes(const char *v, MPI_Aint *out)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*v))
+        return 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (errno || *end || x > (1ULL << 62) >> shift)
+        return 0;
+    *out = (MPI_Aint)(x << shift);
+    return 1;
+}
+
+/* The info keys nbrma_sched and nbrma_sched_th over *c (at creation, c holds NBRMA_SCHED and
+ * NBRMA_SCHED_TH; in MPI_Win_set_info, the window's settings). MPI_ERR_INFO_VALUE for a bad
+ * value; msg says which key and what. */
+static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen)
+{
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int found = 0;
+    if (PMPI_Info_get(info, "nbrma_sched", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_onoff(val, &c->on)) {
+        snprintf(msg, mlen, "info key nbrma_sched has value \"%.60s\"; use on or off", val);
+        return MPI_ERR_INFO_VALUE;
+    }
+    if (PMPI_Info_get(info, "nbrma_sched_th", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_bytes(val, &c->th)) {
+        snprintf(msg, mlen,
+                 "info key nbrma_sched_th has value \"%.60s\"; use a byte count such as 8192 or "
+                 "8K",
+                 val);
+        return MPI_ERR_INFO_VALUE;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Where the scheduler applies: on, and some pair of the window remote — with every pair on one
+ * node there is no inter-node transfer for the held copies to overlap with, and holding them
+ * would only move each copy from its call to the closing call. */
+static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
+{
+    w->sched = c->on;
+    w->sched_bytes = c->th;
+    w->sched_th = c->on && w->nremote ? c->th : NBR_AINT_MAX;
 }
 
 /* ---- what a communicator's ranks share, computed once per communicator ----------------------- */
@@ -618,15 +694,22 @@ static int win_abandon(nbr_win_t *w, MPI_Comm comm, const char *call, int rc, co
 }
 
 static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_unit, MPI_Info info,
-                      unsigned *flags)
+                      unsigned *flags, nbr_sched_cfg_t *sched)
 {
     const char *bad = NULL;
-    char val[MPI_MAX_INFO_VAL + 1] = "";
+    char val[MPI_MAX_INFO_VAL + 1] = "", msg[200];
     *flags = 0;
     if (parse_flags(info, flags, &bad, val, (int)sizeof val) != MPI_SUCCESS)
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
+    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH};
+    if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
+                            nbr_cfg.SCHED);
+    int rc = parse_sched(info, sched, msg, sizeof msg);
+    if (rc != MPI_SUCCESS)
+        return nbr_err_comm(comm, call, rc, "%s", rc == MPI_ERR_INFO ? "the info object could not be read" : msg);
     if (size < 0)
         return nbr_err_comm(comm, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
     if (disp_unit <= 0)
@@ -694,7 +777,8 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                          MPI_Comm comm, void *baseptr, MPI_Win *win, const char *call)
 {
     unsigned flags;
-    int rc = check_args(comm, call, size, disp_unit, info, &flags);
+    nbr_sched_cfg_t sched;
+    int rc = check_args(comm, call, size, disp_unit, info, &flags, &sched);
     if (rc != MPI_SUCCESS)
         return rc;
     nbr_win_t *w = win_new(flavor, size, disp_unit, comm);
@@ -708,6 +792,7 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
         return nbr_err_comm(comm, call, rc, "could not learn which ranks share a node");
     }
     w->nremote = w->size - ci->node_ranks;
+    sched_apply(w, &sched);
     if (w->nremote && flavor == MPI_WIN_FLAVOR_SHARED) { /* every rank sees the same count */
         int nodes = ci->nodes;
         win_destroy(w);
@@ -1085,9 +1170,14 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     char val[MPI_MAX_INFO_VAL + 1] = "";
     NBR_ENTER();
     unsigned flags = w->flags;
-    int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val);
-    if (rc == MPI_SUCCESS) {
+    char msg[200];
+    nbr_sched_cfg_t sched = {w->sched, w->sched_bytes};
+    int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
+        src = parse_sched(info, &sched, msg, sizeof msg);
+    if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
+        sched_apply(w, &sched);
         nbr_win_flags_changed(w);
         nbr_progress();
     }
@@ -1096,6 +1186,9 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
         return nbr_err(w, "MPI_Win_set_info", MPI_ERR_INFO_VALUE,
                        "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                        bad ? bad : "(unreadable)", val);
+    if (src != MPI_SUCCESS)
+        return nbr_err(w, "MPI_Win_set_info", src, "%s",
+                       src == MPI_ERR_INFO ? "the info object could not be read" : msg);
     return PMPI_Win_set_info(win, info);
 }
 
@@ -1111,6 +1204,12 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         if (rc == MPI_SUCCESS && strlen(flag_keys[i].key) < MPI_MAX_INFO_KEY)
             rc = PMPI_Info_set(*info, flag_keys[i].key, v);
     }
+    char th[32];
+    snprintf(th, sizeof th, "%ld", (long)w->sched_bytes);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_sched", w->sched ? "on" : "off");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_sched_th", th);
     return rc;
 }
 

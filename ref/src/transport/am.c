@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dtype.h"
 #include "nbr.h"
@@ -127,10 +128,30 @@ static int *credits; /* per world rank: requests in flight toward it */
 typedef struct am_defer {
     struct am_defer *next;
     size_t len;
+    double due; /* the emulated wire: not before this time (seconds, CLOCK_MONOTONIC) */
     char msg[]; /* header, payload */
 } am_defer_t;
 static int *rndv_in;                    /* per world rank: its large puts not landed yet */
 static am_defer_t **dq_head, **dq_tail; /* per world rank: its requests waiting behind them */
+
+/* An emulated wire (NBRMA_WIRE_US, NBRMA_WIRE_MBPS; docs/ref.md): on one machine virtual nodes
+ * talk through shared memory, where an inter-node transfer costs the target's CPU a copy and no
+ * time on a wire. With a wire, each request an origin sends me takes effect no earlier than
+ * WIRE_US after it arrived plus its bytes at WIRE_MBPS, the link from each origin carrying one
+ * request at a time (link_free): what an RDMA network adds and the CPUs do not spend, which is
+ * the premise of paper 002's model (the RDMA engine streams D_I while the CPU is free). Requests
+ * wait in the origin's deferral queue (in order, as behind a large put); replies are not delayed.
+ * The clock is the target's: the wire starts when its progress first sees the message. */
+static double wire_lat, wire_bps; /* seconds; bytes per second (0: unlimited) */
+static double *link_free;         /* per world rank: when its link to me is free again */
+static long wire_held;            /* requests waiting in deferral queues for the wire */
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Windows by id. */
 static nbr_win_t **wins;
@@ -226,13 +247,17 @@ void nbr_am_init(void)
         !(credits = calloc((size_t)am_world, sizeof *credits)) ||
         !(rndv_in = calloc((size_t)am_world, sizeof *rndv_in)) ||
         !(dq_head = calloc((size_t)am_world, sizeof *dq_head)) ||
-        !(dq_tail = calloc((size_t)am_world, sizeof *dq_tail))) {
-        free(credits), free(rndv_in), free(dq_head), free(dq_tail);
+        !(dq_tail = calloc((size_t)am_world, sizeof *dq_tail)) ||
+        !(link_free = calloc((size_t)am_world, sizeof *link_free))) {
+        free(credits), free(rndv_in), free(dq_head), free(dq_tail), free(link_free);
         credits = rndv_in = NULL;
         dq_head = dq_tail = NULL;
+        link_free = NULL;
         (void)PMPI_Comm_free(&c);
         return;
     }
+    wire_lat = (double)nbr_cfg.WIRE_US * 1e-6;
+    wire_bps = (double)nbr_cfg.WIRE_MBPS * 1e6;
     am_comm = c;
 }
 
@@ -551,7 +576,12 @@ void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
     am_hdr_t h = hdr(w, r, K_NOTIFY);
     h.op = slot;
     h.a = v;
-    if (slot == NBR_NS_FREED) { /* no reply: the peer may be gone by then */
+    /* No reply for FREED (the peer may be gone by then) nor for a PSCW done notification: the
+     * pair's order puts it behind the data it covers, whose own acknowledgements the closing
+     * MPI_Win_complete waits for, and nothing at the origin needs to know when it arrived
+     * (complete is local completion, MPI-3.1 §11.5.2). Waiting for its answer cost the closing
+     * call one more network latency after the last transfer. */
+    if (slot == NBR_NS_FREED || slot == NBR_NS_COMPLETED) {
         if (send_req(w, r, &h, NULL, 0, NULL, 0) != MPI_SUCCESS && !w->tp_err)
             w->tp_err = MPI_ERR_OTHER;
         return;
@@ -827,6 +857,23 @@ static void got_reply(const am_rep_t *rep, const char *data, size_t n)
     tok_done(i, rep->err, rep->val);
 }
 
+/* Serve an origin's waiting requests in order until one is a large put again (its payload must
+ * land first) or is still on the emulated wire (due after `now`). */
+static void dq_release(int peer, double now)
+{
+    while (dq_head[peer] && !rndv_in[peer] && dq_head[peer]->due <= now) {
+        am_defer_t *d = dq_head[peer];
+        if (!(dq_head[peer] = d->next))
+            dq_tail[peer] = NULL;
+        if (d->due > 0)
+            wire_held--;
+        am_hdr_t h;
+        memcpy(&h, d->msg, sizeof h);
+        serve(&h, d->msg + sizeof h, d->len - sizeof h, peer);
+        free(d);
+    }
+}
+
 /* Serve one ring from its head while its receives are complete (a completed set is always a
  * prefix of the ring from its head: a receive matches only after every earlier one did). */
 static void ring_drain(am_ring_t *g)
@@ -838,7 +885,9 @@ static void ring_drain(am_ring_t *g)
         PMPI_Get_count(st, MPI_BYTE, &cnt);
         if (g == &ring_req && (size_t)cnt >= sizeof(am_hdr_t)) {
             int src = st->MPI_SOURCE;
-            if (rndv_in[src]) { /* behind a large put of the same origin: wait (am_defer_t) */
+            int wire = wire_lat > 0 || wire_bps > 0;
+            if (rndv_in[src] || dq_head[src] || wire) {
+                /* behind a large put of the same origin, or on the wire: wait (am_defer_t) */
                 am_defer_t *d = malloc(sizeof *d + (size_t)cnt);
                 if (!d) {
                     fprintf(stderr, "libnbrma: out of memory keeping a request of rank %d\n", src);
@@ -846,6 +895,20 @@ static void ring_drain(am_ring_t *g)
                 }
                 d->next = NULL;
                 d->len = (size_t)cnt;
+                d->due = 0;
+                if (wire) {
+                    am_hdr_t h;
+                    memcpy(&h, g->buf[i], sizeof h);
+                    /* its bytes: the payload it carries or (rendezvous, gets) moves */
+                    double bytes = (double)(h.kind == K_PUT_RNDV || h.kind == K_GET ||
+                                                    h.kind == K_GET_RNDV
+                                                ? h.len
+                                                : (uint64_t)cnt),
+                           now = mono_now(), start = link_free[src] > now ? link_free[src] : now;
+                    link_free[src] = start + (wire_bps > 0 ? bytes / wire_bps : 0);
+                    d->due = link_free[src] + wire_lat;
+                    wire_held++;
+                }
                 memcpy(d->msg, g->buf[i], (size_t)cnt);
                 if (dq_tail[src])
                     dq_tail[src]->next = d;
@@ -886,15 +949,7 @@ static void act_done(int i)
         /* The payload is in: the origin's requests that waited behind it go now, in order,
          * until one of them is a large put again. */
         if (--rndv_in[c.peer] == 0)
-            while (dq_head[c.peer] && !rndv_in[c.peer]) {
-                am_defer_t *d = dq_head[c.peer];
-                if (!(dq_head[c.peer] = d->next))
-                    dq_tail[c.peer] = NULL;
-                am_hdr_t h;
-                memcpy(&h, d->msg, sizeof h);
-                serve(&h, d->msg + sizeof h, d->len - sizeof h, c.peer);
-                free(d);
-            }
+            dq_release(c.peer, wire_held ? mono_now() : 0);
         return;
     }
     case A_GET_RECV:
@@ -952,6 +1007,12 @@ void nbr_am_progress(void)
             }
         nreq = j;
     }
+    if (wire_held) { /* what the emulated wire delivers by now (one pass over origins) */
+        double now = mono_now();
+        for (int r = 0; r < am_world && wire_held; r++)
+            if (dq_head[r] && !rndv_in[r])
+                dq_release(r, now);
+    }
     am_busy = 0;
 }
 
@@ -988,9 +1049,11 @@ void nbr_am_finalize(void)
             dq_head[r] = d->next;
             free(d);
         }
-    free(rndv_in), free(dq_head), free(dq_tail);
+    free(rndv_in), free(dq_head), free(dq_tail), free(link_free);
     rndv_in = NULL;
     dq_head = dq_tail = NULL;
+    link_free = NULL;
+    wire_held = 0;
     free(reqs), free(acts), free(sts), free(idx), free(all), free(toks), free(credits), free(wins);
     reqs = NULL, acts = NULL, sts = NULL, idx = NULL, all = NULL, toks = NULL, credits = NULL,
     wins = NULL;
