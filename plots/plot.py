@@ -440,12 +440,47 @@ def fig_e_ghost(own, every):
     return out or None
 
 
+C_SCENARIOS = ["C1_intra", "C2_inter", "C3_inter_work", "C4_mix", "C5_mix_work"]
+C_SERIES = ["vendor", "ref", "ref-sched", "ref-nb-sched"]
+
+
+def fig_c(own, every):
+    """C1-C5 (paper 002): per mode, one row per scenario x series, origin epoch measured beside
+    002's predictions L0 (with scheduling, eq. 1) and L1 (without, eq. 2) computed from the
+    terms the same run measured. Put, no RMA to self, the smallest size present."""
+    rs = [r for r in pick(own, set(C_SCENARIOS)) if r.params.get("op") == "put"
+          and r.params.get("self") == 0 and r.error is None]
+    if not rs:
+        return None
+    out = {}
+    for mode in ("gats", "fence", "lock_all"):
+        m = [r for r in rs if r.params.get("mode") == mode]
+        if not m:
+            continue
+        size = min(r.params.get("size", 0) for r in m)
+        cols = ["epoch_us", "model_L0_us", "model_L1_us"]
+        t = {}
+        for r in m:
+            if r.params.get("size") != size or r.series not in C_SERIES:
+                continue
+            key = (C_SCENARIOS.index(r.bench), C_SERIES.index(r.series))
+            t[key] = {c: r.counters[c] for c in cols if c in r.counters}
+        label = lambda k: "%s %s" % (C_SCENARIOS[k[0]].split("_", 1)[0], C_SERIES[k[1]])
+        comment = ["C1-C5 origin epoch (median µs), %s, put, %d bytes per target, no RMA to self"
+                   % (mode, size),
+                   "columns: measured; 002 eq. 1 L0 (with scheduling); eq. 2 L1 (without), from "
+                   "alpha_us, inter_us, zeta_us, work_us of the same run"]
+        out["c_sched.%s.dat" % mode] = table(comment, ["case", "measured", "L0 (002 eq. 1)",
+                                                       "L1 (002 eq. 2)"], t, cols, label)
+    return out or None
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5,
-           "e_ghost": fig_e_ghost}
+           "e_ghost": fig_e_ghost, "c_sched": fig_c}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 
