@@ -47,9 +47,9 @@ t_like "$tmp/out" "badlist:1: 'two' is not a rank count list" "with file, line a
 printf 'crashy 2 env=NBRMA_TEST_KNOB=7 env=OTHER=a/b -- --crash 0 --wrong 0\n' >"$tmp/envlist"
 drive --out "$tmp/r7" "$tmp/envlist"
 t_is $? 0 "a line with env= settings runs"
-t_ok $([ -s "$tmp/r7/crashy.np2.other-a_b.test_knob-7.json" ]; echo $?) \
-    "its results file names the settings (crashy.np2.other-a_b.test_knob-7.json)"
-t_like "$tmp/r7/crashy.np2.other-a_b.test_knob-7.log" '^\$ NBRMA_TEST_KNOB=7 OTHER=a/b ' \
+t_ok $([ -s "$tmp/r7/crashy.np2.test_knob-7.other-a_b.json" ]; echo $?) \
+    "its results file names the settings (crashy.np2.test_knob-7.other-a_b.json)"
+t_like "$tmp/r7/crashy.np2.test_knob-7.other-a_b.log" '^\$ NBRMA_TEST_KNOB=7 OTHER=a/b ' \
     "the log shows the environment the ranks got"
 printf 'crashy 2 env=bad\n' >"$tmp/badlist"
 drive --out "$tmp/r8" "$tmp/badlist"
