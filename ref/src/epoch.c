@@ -107,8 +107,6 @@ static void held_remove(nbr_win_t *w, nbr_epoch_t *e)
 
 void nbr_sched_release(nbr_win_t *w, int rank)
 {
-    if (NBR_LIKELY(!w->held_head))
-        return;
     if (rank != NBR_FLUSH_ALL && w->t[rank].net != NBR_NET_SHM)
         return; /* held calls go to node peers only */
     NBR_ENTER();

@@ -432,7 +432,8 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
             return nbr_err(w, call, MPI_ERR_RMA_SYNC,
                            "no passive target epoch toward rank %d is open", rank);
     }
-    nbr_sched_release(w, rank); /* calls the scheduler held (002 §4) are due now */
+    if (NBR_UNLIKELY(w->held_head)) /* calls the scheduler held (002 §4) are due now */
+        nbr_sched_release(w, rank);
     nbr_progress();
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (!req && NBR_UNLIKELY(w->nremote) && nbr_flush_nothing_recorded(w, rank))
