@@ -121,4 +121,39 @@ t_is $? 0 "an empty results directory exits 0"
 t_like "$tmp/err" 'no data' "with 'no data' notes"
 [ -z "$(find "$tmp/empty" -name '*.png' -o -name '*.pdf')" ]
 t_ok $? "and draws no figure"
+
+# C (paper 002): measured beside L0/L1, one panel per mode present, numbers from the JSON.
+mkdir -p "$tmp/c/r"
+NBRMA_RANKS_PER_NODE=2 mpirun_n 4 "$BUILD/bin/c_sched" --series ref --sizes 16K --iters 4 \
+    --warmup 1 --benchmark_filter='^C4_mix/ref(-sched)?/mode:(lock_all|fence)/op:put/self:0/' \
+    --out "$tmp/c/r/c.json" >"$tmp/c/log" 2>&1
+t_is $? 0 "a quick c_sched run (C4, fence and lock_all) wrote JSON"
+plot --results "$tmp/c/r" --only c_sched
+t_is $? 0 "plot.py draws c_sched"
+[ -s "$tmp/c/r/plots/c_sched.png" ] && [ "$(head -c 4 "$tmp/c/r/plots/c_sched.png" | tail -c 3)" = PNG ]
+t_ok $? "c_sched.png is a PNG"
+"$PYTHON" - "$tmp/c/r" <<'PY'
+import sys, shlex
+sys.path.insert(0, "harness")
+import nbrma_results
+d = sys.argv[1]
+want = {(r.params["mode"], r.series): r.counters for r in nbrma_results.load_dir(d)}
+bad = 0
+for mode in ("lock_all", "fence"):
+    rows = [shlex.split(l) for l in open("%s/plots/data/c_sched.%s.dat" % (d, mode))
+            if not l.startswith("#")][1:]
+    for label, *vals in rows:
+        series = label.split()[1]
+        c = want[(mode, series)]
+        got = [float(v) for v in vals]
+        exp = [c["epoch_us"], c["model_L0_us"], c["model_L1_us"]]
+        if any(abs(g - e) > 1e-5 * max(1, abs(e)) for g, e in zip(got, exp)):
+            print("# %s %s: %s != %s" % (mode, label, got, exp)); bad = 1
+    if len(rows) != 2:
+        print("# %s: %d rows, expected ref and ref-sched" % (mode, len(rows))); bad = 1
+sys.exit(bad)
+PY
+t_ok $? "its data files hold the JSON's epoch_us, model_L0_us and model_L1_us per mode and series"
+[ ! -e "$tmp/c/r/plots/data/c_sched.gats.dat" ]
+t_ok $? "a mode without results gets no data file (its panel is left out)"
 t_done
