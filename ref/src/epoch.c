@@ -981,32 +981,27 @@ static void step4_intranode_rma(void)
         unsigned long ops = w->epoch_ops; /* counted when recorded */
         held_remove(w, e);
         w->replaying = 1;
-        if (w->sched && w->nremote) {
-            /* 002 §4, Listing 1: issue the inter-node calls (IR) first, then copy the intra-node
-             * ones while those are in flight, collecting inter-node completions between copies.
-             * Calls toward one target keep their order (a target is remote or not). */
-            nbr_rec_t *local = NULL, **ltail = &local;
-            for (nbr_rec_t *n; r; r = n) {
-                n = r->next;
-                if (w->t[r->rank].net != NBR_NET_SHM) {
-                    replay_one(w, e, r);
-                } else {
-                    r->next = NULL;
-                    *ltail = r;
-                    ltail = &r->next;
-                }
-            }
-            for (nbr_rec_t *n; local; local = n) {
-                n = local->next;
-                if (NBR_UNLIKELY(nbr_am_on))
-                    nbr_am_progress();
-                replay_one(w, e, local);
-            }
-        } else {
-            for (nbr_rec_t *n; r; r = n) {
-                n = r->next;
+        /* With the scheduler (002 §4, Listing 1) the inter-node calls (IR) go first and the
+         * intra-node ones are copied afterwards, while those are in flight, collecting inter-node
+         * completions between copies. Calls toward one target keep their order (a target is
+         * remote or not). */
+        const int split = w->sched && w->nremote;
+        nbr_rec_t *local = NULL, **ltail = &local;
+        for (nbr_rec_t *n; r; r = n) {
+            n = r->next;
+            if (split && w->t[r->rank].net == NBR_NET_SHM) {
+                r->next = NULL;
+                *ltail = r;
+                ltail = &r->next;
+            } else {
                 replay_one(w, e, r);
             }
+        }
+        for (nbr_rec_t *n; local; local = n) {
+            n = local->next;
+            if (NBR_UNLIKELY(nbr_am_on))
+                nbr_am_progress();
+            replay_one(w, e, local);
         }
         w->replaying = 0;
         w->epoch_ops = ops;

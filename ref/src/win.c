@@ -177,6 +177,16 @@ static const struct {
 };
 #define NBR_NFLAGS (int)(sizeof flag_keys / sizeof flag_keys[0])
 
+/* 1/0 or true/false (any case) into *on; 0 when the text is neither. */
+static int parse_bool(const char *v, int *on)
+{
+    if (!strcmp(v, "1") || !strcasecmp(v, "true"))
+        return *on = 1, 1;
+    if (!strcmp(v, "0") || !strcasecmp(v, "false"))
+        return *on = 0, 1;
+    return 0;
+}
+
 /* Apply the reorder keys `info` holds to *flags (keys compare without regard to case). A value
  * other than 1/0/true/false is refused: *bad names the key. */
 static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *val, int vlen)
@@ -198,14 +208,12 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
         }
         if (!found)
             continue;
-        if (!strcmp(val, "1") || !strcasecmp(val, "true")) {
-            *flags |= flag_keys[i].bit;
-        } else if (!strcmp(val, "0") || !strcasecmp(val, "false")) {
-            *flags &= ~flag_keys[i].bit;
-        } else {
+        int on;
+        if (!parse_bool(val, &on)) {
             *bad = flag_keys[i].key;
             return MPI_ERR_INFO_VALUE;
         }
+        *flags = on ? *flags | flag_keys[i].bit : *flags & ~flag_keys[i].bit;
     }
     return MPI_SUCCESS;
 }
@@ -217,14 +225,12 @@ typedef struct {
     MPI_Aint th;
 } nbr_sched_cfg_t;
 
-/* on/off (also 1/0, true/false) into *on; 0 when the text is none of them. */
+/* on/off, or what parse_bool takes, into *on; 0 when the text is none of them. */
 static int parse_onoff(const char *v, int *on)
 {
-    if (!strcasecmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "true"))
-        return *on = 1, 1;
-    if (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "false"))
-        return *on = 0, 1;
-    return 0;
+    if (!strcasecmp(v, "on") || !strcasecmp(v, "off"))
+        return *on = !strcasecmp(v, "on"), 1;
+    return parse_bool(v, on);
 }
 
 /* A byte count: decimal digits, optionally K, M or G (powers of 1024), at most 2^62. */
@@ -709,7 +715,8 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
                             nbr_cfg.SCHED);
     int rc = parse_sched(info, sched, msg, sizeof msg);
     if (rc != MPI_SUCCESS)
-        return nbr_err_comm(comm, call, rc, "%s", rc == MPI_ERR_INFO ? "the info object could not be read" : msg);
+        return nbr_err_comm(comm, call, rc, "%s",
+                            rc == MPI_ERR_INFO ? "the info object could not be read" : msg);
     if (size < 0)
         return nbr_err_comm(comm, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
     if (disp_unit <= 0)
