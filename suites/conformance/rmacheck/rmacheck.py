@@ -2,11 +2,13 @@
 """rmacheck — run an MPI program and report the memory-consistency hazards of its one-sided
 communication (docs/rmacheck.md).
 
-    rmacheck [--json FILE] [--keep] [--preload LIB]... -- <launcher> -n N ./prog args
+    rmacheck [--json FILE] [--keep] [--preload LIB]... [--dir DIR] [--ranks-per-node K]
+             -- <launcher> -n N ./prog args
 
 The program runs with librmacheck.so preloaded (MPI wrappers; load/store hooks when it was built
 with rmacheck-cc). Every rank logs its RMA calls, synchronization, and accesses to window memory
-into a file under a fresh directory in /dev/shm; after the launcher exits (normally or not) the
+into a file under a fresh directory in /dev/shm (or in DIR: ranks on several hosts need a DIR
+every host can reach, a shared file system); after the launcher exits (normally or not) the
 logs are analyzed here: epochs are replayed per rank (kind epoch-misuse), and pairs of accesses to
 overlapping target bytes are checked for an ordering by the vector clocks the runtime recorded
 (kinds conflicting-rma, rma-vs-local), the origin-buffer hazards the runtime detected online are
@@ -16,6 +18,10 @@ reported (origin-buffer), and nonblocking epochs and reorder flags refine both (
 a sanitizer runtime must be the first library of a process whose libraries are sanitized, e.g.
 a program linked with an AddressSanitizer build of libnbrma (--preload "$(gcc
 -print-file-name=libasan.so)").
+
+--ranks-per-node K treats every K ranks of a host as one node (RMACHECK_RANKS_PER_NODE): the
+runtime then keeps the clocks of atomic operations as it does across real nodes (a window of its
+own instead of node-shared memory), so one machine runs that path.
 
 Exit status: 0 no hazard, 1 hazards reported, 2 rmacheck's own error.
 """
@@ -190,6 +196,7 @@ class Analysis:
         self.seen = set()
         self.nranks = 0
         self.exes = {}
+        self.nodes = {}  # rank -> (node, nodes, atomics store, host)
         self.ops_by_seq = {}
         self.fence_ops = {}
         # (rank, window) -> lock grants: {"ev": the event after which the lock is held, "after":
@@ -261,6 +268,9 @@ class Analysis:
             if k == "init":
                 self.nranks = int(p[2])
                 self.exes[r] = p[4] if len(p) > 4 else "?"
+                continue
+            if k == "node":
+                self.nodes[r] = (int(p[1]), int(p[2]), p[3], p[4] if len(p) > 4 else "?")
                 continue
             if k in ("leak",):
                 continue
@@ -792,6 +802,10 @@ def main(argv):
     json_out = None
     keep = False
     first = []
+    logdir = None
+    rpn = os.environ.get("RMACHECK_RANKS_PER_NODE")
+    if rpn is not None and (not rpn.isdigit() or int(rpn) < 1):
+        die("RMACHECK_RANKS_PER_NODE='%s' is not a positive integer" % rpn)
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
@@ -821,6 +835,24 @@ def main(argv):
         elif a in ("-h", "--help"):
             print(__doc__)
             return 0
+        elif a in ("--dir", "--ranks-per-node") or a.startswith(("--dir=", "--ranks-per-node=")):
+            name = a.split("=", 1)[0]
+            if "=" in a:
+                val = a.split("=", 1)[1]
+                i += 1
+            elif i + 1 >= len(argv):
+                die("%s needs a value" % name)
+            else:
+                val = argv[i + 1]
+                i += 2
+            if name == "--dir":
+                if not os.path.isdir(val) or not os.access(val, os.W_OK | os.X_OK):
+                    die("--dir: '%s' is not a directory this user can write" % val)
+                logdir = os.path.abspath(val)
+            else:
+                if not val.isdigit() or int(val) < 1:
+                    die("--ranks-per-node: '%s' is not a positive integer" % val)
+                rpn = str(int(val))
         else:
             die("unknown option '%s' (usage: rmacheck [--json FILE] -- <launcher> -n N ./prog)" % a)
     if i >= len(argv) or i + 1 >= len(argv):
@@ -829,10 +861,13 @@ def main(argv):
     rt = find_runtime()
     if not rt:
         die("runtime librmacheck.so not found next to %s" % sys.argv[0])
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    d = tempfile.mkdtemp(prefix="rmacheck.", dir=shm)
+    if logdir is None:
+        logdir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    d = tempfile.mkdtemp(prefix="rmacheck.", dir=logdir)
     env = dict(os.environ)
     env["RMACHECK_DIR"] = d
+    if rpn:
+        env["RMACHECK_RANKS_PER_NODE"] = rpn
     env["LD_PRELOAD"] = " ".join(first + [rt] + env.get("LD_PRELOAD", "").split())
     try:
         try:
@@ -845,6 +880,9 @@ def main(argv):
                 % proc.returncode)
         an = Analysis(logs)
         an.run()
+        # a rank that left no log (its runtime could not create one, or it died before MPI_Init)
+        # was not checked: never call such a run clean
+        missing = sorted(set(range(an.nranks)) - set(logs)) if an.nranks else []
     finally:
         if keep:
             print("rmacheck: logs kept in %s" % d, file=sys.stderr)
@@ -886,14 +924,25 @@ def main(argv):
             if s:
                 print("  %-6s rank %d %s at %s, epoch %s" % (tag, s["rank"], s["access"],
                                                             s["where"], s["epoch"]), file=out)
+    nodes = {n[0] for n in an.nodes.values()}
+    stores = {n[2] for n in an.nodes.values()}
     if json_out:
         with open(json_out, "w") as f:
             json.dump({"hazards": an.hazards, "loadstore_checked": loadstore,
-                       "program_status": proc.returncode}, f, indent=1)
+                       "program_status": proc.returncode, "ranks": an.nranks,
+                       "ranks_without_log": missing, "nodes": len(nodes),
+                       "hosts": sorted({n[3] for n in an.nodes.values()}),
+                       "atomics_store": sorted(stores)}, f, indent=1)
+    if missing:
+        print("rmacheck: rank%s %s left no log: %s not checked (see the error above)"
+              % ("s" if len(missing) > 1 else "", ",".join(map(str, missing)),
+                 "they were" if len(missing) > 1 else "it was"), file=out)
     if an.hazards:
         print("rmacheck: %d hazard%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else ""),
               file=out)
         return 1
+    if missing:
+        return 2
     print("rmacheck: no hazard", file=out)
     return 0
 

@@ -54,8 +54,18 @@ void rc_log_open(void)
         _exit(2);
     }
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0)
-        die(path);
+    if (fd < 0) {
+        char host[256] = "?";
+        int e = errno;
+        if (gethostname(host, sizeof host) != 0)
+            strcpy(host, "?");
+        host[sizeof host - 1] = 0;
+        fprintf(stderr,
+                "rmacheck: rank %d on %s cannot create its log %s: %s (ranks on several hosts "
+                "need a directory every host reaches: rmacheck --dir DIR)\n",
+                rc_wrank, host, path, strerror(e));
+        _exit(2);
+    }
     if (ftruncate(fd, (off_t)LOG_CAP) != 0)
         die("ftruncate of the log");
     log_base = mmap(NULL, LOG_CAP, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);

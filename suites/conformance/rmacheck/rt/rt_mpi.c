@@ -259,51 +259,173 @@ static int nsends, capsends;
 
 /* ---- atomics as synchronization ----------------------------------------------------------
  * Programs build locks and flags from accumulate-class operations (CAS, fetch-and-op, replace).
- * Each target location has a slot in a node-shared file of the run's directory: an atomic
- * operation merges its origin's clock into the slot when issued (release) and joins the slot
- * when it completes (acquire). That orders an acquire after every atomic on the location issued
- * before it completed: more order than the program may have, never less, so precision holds. */
-#define ASLOTS 4096
-#define AVC 64
-typedef struct {
-    uint32_t lk, pad;
-    uint64_t vc[AVC];
-} rc_aslot_t;
-static rc_aslot_t *aslots;
+ * Each target location has a slot (a vector clock): an atomic operation merges its origin's clock
+ * into the slot when issued (release), before the operation itself goes to the MPI library, and
+ * joins the slot when it completes (acquire). That orders an acquire after every atomic on the
+ * location issued before it completed: more order than the program may have, never less, so
+ * precision holds. Locations hash to slots; a collision only adds order.
+ *
+ * Where the slots live (docs/rmacheck.md, "Across nodes"): when every rank shares one node, in a
+ * file of the run's directory that all ranks map (a CPU lock per slot); when the ranks span
+ * nodes — real ones, or virtual ones (RMACHECK_RANKS_PER_NODE=k: every k ranks of a host form a
+ * node, so one machine exercises this path) — in a window of the runtime's own on a duplicate of
+ * MPI_COMM_WORLD, where every rank hosts the slots of the locations it owns. A merge there is
+ * MPI_Rget_accumulate(MPI_MAX) and a read MPI_Rget_accumulate(MPI_NO_OP), each waited for with
+ * the runtime's test loop and then flushed (remote completion) before the program's operation is
+ * issued: accumulates are atomic per element (MPI-3.1 §11.7.1), which is all a max-merge needs. */
+static uint64_t *ashm;              /* node-shared store: aslots slots of astride words */
+static size_t ashm_bytes;
+static MPI_Win awin = MPI_WIN_NULL; /* store across nodes: aslots slots per rank */
+static MPI_Comm acomm = MPI_COMM_NULL;
+static int aslots;
+static size_t astride; /* words per shm slot: a lock word, then rc_wsize clock entries */
 typedef struct {
     int widx, tw, slot;
     MPI_Request req;
 } rc_apend_t;
 static rc_apend_t *apend;
 static int napend, capapend;
+static int rc_wait(MPI_Request *r);
+
+static void atom_fail(const char *what)
+{
+    fprintf(stderr, "rmacheck: rank %d: %s; stopping\n", rc_wrank, what);
+    _exit(2);
+}
+
+/* RMACHECK_RANKS_PER_NODE: 0 when unset (nodes are what MPI_COMM_TYPE_SHARED says). */
+static int ranks_per_node(void)
+{
+    const char *s = getenv("RMACHECK_RANKS_PER_NODE");
+    if (!s || !*s)
+        return 0;
+    char *end;
+    long k = strtol(s, &end, 10);
+    if (*end || k < 1 || k > 1 << 30) {
+        fprintf(stderr, "rmacheck: RMACHECK_RANKS_PER_NODE='%s' is not a positive integer\n", s);
+        _exit(2);
+    }
+    return (int)k;
+}
+
+/* Which node this rank is on and how many there are; every rank learns the same count. */
+static void nodes_find(int *node, int *nnodes)
+{
+    MPI_Comm nc;
+    int lr, ls, k = ranks_per_node();
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &nc) !=
+            MPI_SUCCESS ||
+        PMPI_Comm_rank(nc, &lr) != MPI_SUCCESS || PMPI_Comm_size(nc, &ls) != MPI_SUCCESS)
+        atom_fail("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+    int first = k ? lr / k * k : 0; /* my node's first rank in nc */
+    MPI_Group g, wg;
+    if (PMPI_Comm_group(nc, &g) != MPI_SUCCESS ||
+        PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
+        PMPI_Group_translate_ranks(g, 1, &first, wg, node) != MPI_SUCCESS)
+        atom_fail("MPI_Group_translate_ranks failed");
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    PMPI_Comm_free(&nc);
+    int lead = lr == first, n = 0;
+    MPI_Request r;
+    if (PMPI_Iallreduce(&lead, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r) != MPI_SUCCESS ||
+        rc_wait(&r) != MPI_SUCCESS)
+        atom_fail("MPI_Iallreduce of the node count failed");
+    *nnodes = n;
+}
 
 static void atom_open(void)
 {
     const char *dir = getenv("RMACHECK_DIR");
-    char path[4096];
-    if (!dir || rc_wsize > AVC || snprintf(path, sizeof path, "%s/atomics", dir) >= (int)sizeof path)
-        return;
-    int fd = open(path, O_RDWR | O_CREAT, 0600);
-    if (fd < 0)
-        return;
-    if (ftruncate(fd, (off_t)(ASLOTS * sizeof(rc_aslot_t))) == 0) {
-        void *m = mmap(NULL, ASLOTS * sizeof(rc_aslot_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m != MAP_FAILED)
-            aslots = m;
+    int node = 0, nnodes = 1;
+    nodes_find(&node, &nnodes);
+    const char *store = "none";
+    if (nnodes == 1) {
+        /* one node: a file all ranks map; at most 256 MiB of sparse file whatever the size */
+        char path[4096];
+        astride = 1 + (size_t)rc_wsize;
+        size_t n = ((size_t)1 << 25) / astride;
+        aslots = n > 4096 ? 4096 : n < 64 ? 64 : (int)n;
+        ashm_bytes = (size_t)aslots * astride * sizeof(uint64_t);
+        if (!dir || snprintf(path, sizeof path, "%s/atomics", dir) >= (int)sizeof path)
+            atom_fail("RMACHECK_DIR missing or too long");
+        int fd = open(path, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)ashm_bytes) != 0)
+            atom_fail("cannot create the atomics file in RMACHECK_DIR");
+        void *m = mmap(NULL, ashm_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED)
+            atom_fail("cannot map the atomics file");
+        ashm = m;
+        store = "shm";
+    } else {
+        /* several nodes: a window, each rank hosting aslots slots of rc_wsize words (≤ 2 MiB) */
+        size_t n = ((size_t)1 << 18) / (size_t)rc_wsize;
+        aslots = n > 512 ? 512 : n < 16 ? 16 : (int)n;
+        MPI_Aint bytes = (MPI_Aint)aslots * rc_wsize * (MPI_Aint)sizeof(uint64_t);
+        uint64_t *base;
+        MPI_Request r;
+        if (PMPI_Comm_dup(MPI_COMM_WORLD, &acomm) != MPI_SUCCESS ||
+            PMPI_Win_allocate(bytes, sizeof(uint64_t), MPI_INFO_NULL, acomm, &base, &awin) !=
+                MPI_SUCCESS ||
+            PMPI_Win_lock_all(MPI_MODE_NOCHECK, awin) != MPI_SUCCESS)
+            atom_fail("cannot create the window of atomic clocks");
+        memset(base, 0, (size_t)bytes);
+        if (PMPI_Win_sync(awin) != MPI_SUCCESS || PMPI_Ibarrier(acomm, &r) != MPI_SUCCESS ||
+            rc_wait(&r) != MPI_SUCCESS || PMPI_Win_sync(awin) != MPI_SUCCESS)
+            atom_fail("cannot set up the window of atomic clocks");
+        store = "window";
     }
-    close(fd);
+    char host[256] = "?";
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "?");
+    host[sizeof host - 1] = 0;
+    for (char *c = host; *c; c++)
+        if (*c == ' ' || *c == '\n')
+            *c = '_';
+    rc_log("node %d %d %s %s\n", node, nnodes, store, host);
 }
 
-static void slot_lock(rc_aslot_t *a)
+static void atom_close(void)
 {
-    while (__atomic_exchange_n(&a->lk, 1, __ATOMIC_ACQUIRE))
+    if (awin != MPI_WIN_NULL) {
+        MPI_Request r;
+        /* nobody reads or merges a slot once everyone is here; then free returns at once */
+        if (PMPI_Win_unlock_all(awin) != MPI_SUCCESS || PMPI_Ibarrier(acomm, &r) != MPI_SUCCESS ||
+            rc_wait(&r) != MPI_SUCCESS || PMPI_Win_free(&awin) != MPI_SUCCESS ||
+            PMPI_Comm_free(&acomm) != MPI_SUCCESS)
+            fprintf(stderr, "rmacheck: rank %d: freeing the window of atomic clocks failed\n",
+                    rc_wrank);
+    }
+    if (ashm) {
+        munmap(ashm, ashm_bytes);
+        ashm = NULL;
+    }
+}
+
+static void slot_lock(uint64_t *a)
+{
+    uint32_t *lk = (uint32_t *)a;
+    while (__atomic_exchange_n(lk, 1, __ATOMIC_ACQUIRE))
         sched_yield();
 }
-static void slot_unlock(rc_aslot_t *a) { __atomic_store_n(&a->lk, 0, __ATOMIC_RELEASE); }
+static void slot_unlock(uint64_t *a) { __atomic_store_n((uint32_t *)a, 0, __ATOMIC_RELEASE); }
+
+/* One access to the window store: merge my clock into (tw, slot) with MPI_MAX, or read it into
+ * out with MPI_NO_OP; complete at the target when it returns. */
+static void slot_rma(int tw, int slot, MPI_Op op, uint64_t *out)
+{
+    MPI_Request r;
+    if (PMPI_Rget_accumulate(rc_vc_ptr(), rc_wsize, MPI_UINT64_T, out,
+                             rc_wsize, MPI_UINT64_T, tw, (MPI_Aint)slot * rc_wsize, rc_wsize,
+                             MPI_UINT64_T, op, awin, &r) != MPI_SUCCESS ||
+        rc_wait(&r) != MPI_SUCCESS || PMPI_Win_flush(tw, awin) != MPI_SUCCESS)
+        atom_fail("an access to the window of atomic clocks failed");
+}
 
 static void atom_release(const char *gid, int widx, int tw, long disp, long off, MPI_Request req)
 {
-    if (!aslots)
+    if (!ashm && awin == MPI_WIN_NULL)
         return;
     uint64_t h = 1469598103934665603ull;
     for (const char *c = gid; *c; c++)
@@ -311,19 +433,27 @@ static void atom_release(const char *gid, int widx, int tw, long disp, long off,
     h = (h ^ (uint64_t)tw) * 1099511628211ull;
     h = (h ^ (uint64_t)disp) * 1099511628211ull;
     h = (h ^ (uint64_t)off) * 1099511628211ull;
-    int slot = (int)(h % ASLOTS);
-    rc_aslot_t *a = &aslots[slot];
+    int slot = (int)(h % (uint64_t)aslots);
     uint64_t *vc = rc_vc_ptr();
-    slot_lock(a);
-    for (int i = 0; i < rc_wsize; i++)
-        if (vc[i] > a->vc[i])
-            a->vc[i] = vc[i];
-    slot_unlock(a);
+    if (ashm) {
+        uint64_t *a = ashm + (size_t)slot * astride;
+        slot_lock(a);
+        for (int i = 0; i < rc_wsize; i++)
+            if (vc[i] > a[1 + i])
+                a[1 + i] = vc[i];
+        slot_unlock(a);
+    } else {
+        uint64_t *old = malloc((size_t)rc_wsize * sizeof *old);
+        if (!old)
+            atom_fail("out of memory");
+        slot_rma(tw, slot, MPI_MAX, old);
+        free(old);
+    }
     if (napend == capapend) {
         int nc = capapend ? 2 * capapend : 64;
         rc_apend_t *p = realloc(apend, (size_t)nc * sizeof *p);
         if (!p)
-            return;
+            atom_fail("out of memory");
         apend = p;
         capapend = nc;
     }
@@ -333,10 +463,12 @@ static void atom_release(const char *gid, int widx, int tw, long disp, long off,
 /* Completion of the atomics on `widx` toward `tw` (-1: all), or of the one with request `req`. */
 static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
 {
-    if (!aslots || napend == 0)
+    if (napend == 0)
         return;
     rc_flush_pending();
-    uint64_t tmp[AVC];
+    uint64_t *tmp = malloc((size_t)rc_wsize * sizeof *tmp);
+    if (!tmp)
+        atom_fail("out of memory");
     int k = 0;
     for (int i = 0; i < napend; i++) {
         rc_apend_t *p = &apend[i];
@@ -346,13 +478,18 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
             apend[k++] = *p;
             continue;
         }
-        rc_aslot_t *a = &aslots[p->slot];
-        slot_lock(a);
-        memcpy(tmp, a->vc, (size_t)rc_wsize * sizeof *tmp);
-        slot_unlock(a);
+        if (ashm) {
+            uint64_t *a = ashm + (size_t)p->slot * astride;
+            slot_lock(a);
+            memcpy(tmp, a + 1, (size_t)rc_wsize * sizeof *tmp);
+            slot_unlock(a);
+        } else {
+            slot_rma(p->tw, p->slot, MPI_NO_OP, tmp);
+        }
         rc_vc_join(tmp);
     }
     napend = k;
+    free(tmp);
 }
 
 /* Local completion of operations: their buffers are free, and their atomics acquire. */
@@ -863,12 +1000,12 @@ static void after_init(void)
         return;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &wshadow) != MPI_SUCCESS)
         wshadow = MPI_COMM_NULL;
-    atom_open();
     char exe[4096] = "?";
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k > 0)
         exe[k] = 0;
     rc_log("init %d %d %d %s\n", rc_wrank, rc_wsize, (int)getpid(), exe);
+    atom_open();
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -905,6 +1042,7 @@ int MPI_Finalize(void)
         for (int i = 0; i < RC_MAXWIN; i++)
             if (wins[i].used)
                 rc_log("leak %d\n", i);
+        atom_close();
         if (wshadow != MPI_COMM_NULL)
             PMPI_Comm_free(&wshadow);
         rc_active = 0;
