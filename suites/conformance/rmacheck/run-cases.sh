@@ -6,6 +6,10 @@
 # be 1.00. env= sets one variable for the case's run: the way around a known vendor failure that
 # would kill the program before its racing calls happen (the case's comment says which).
 #   run-cases.sh [CASE...]      (default: every case)
+#   run-cases.sh --ranks-per-node K [CASE...]
+#       the same under rmacheck --ranks-per-node K (every K ranks a virtual node: the runtime
+#       keeps the clocks of atomics in its window, as across real nodes); default: the cases that
+#       call accumulate-class operations, the only ones whose analysis depends on that store.
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -13,6 +17,23 @@ cd "$top"
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}"
 dir=suites/conformance/rmacheck/cases
 out=$BUILD/rmacheck-cases
+rpn=""
+if [ "${1:-}" = --ranks-per-node ]; then
+    case ${2:-} in
+    '' | *[!0-9]* | 0) echo "run-cases.sh: --ranks-per-node needs a positive integer" >&2; exit 2 ;;
+    esac
+    rpn=$2
+    out=$out-rpn$rpn
+    shift 2
+    if [ $# -eq 0 ]; then
+        for f in $dir/*.c; do # a safe twin is its hazard case's source included with SAFE set
+            inc=$(sed -n 's/^#include "\(.*\.c\)"$/\1/p' "$f")
+            if grep -q 'MPI_Compare_and_swap\|MPI_Fetch_and_op\|[aA]ccumulate(' "$f" ${inc:+"$dir/$inc"}; then
+                set -- "$@" "$f"
+            fi
+        done
+    fi
+fi
 mkdir -p "$out"
 if [ $# -gt 0 ]; then cases="$*"; else cases=$(ls $dir/*.c); fi
 n=$(echo "$cases" | wc -w)
@@ -47,7 +68,7 @@ run_one() {
         return
     fi
     # shellcheck disable=SC2086
-    env ${caseenv:+"$caseenv"} timeout -k 5 120 "$BUILD/bin/rmacheck" ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
+    env ${caseenv:+"$caseenv"} timeout -k 5 120 "$BUILD/bin/rmacheck" ${rpn:+--ranks-per-node "$rpn"} ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
         "$out/$name" >"$out/$name.out" 2>&1
     rc=$?
     got=$(sed -n 's/^rmacheck: hazard \([a-z-]*\):.*/\1/p' "$out/$name.out" | sort -u | tr '\n' ' ')
