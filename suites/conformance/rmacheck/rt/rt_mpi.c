@@ -998,13 +998,15 @@ static void after_init(void)
     rc_log_open();
     if (!rc_active)
         return;
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &wshadow) != MPI_SUCCESS)
-        wshadow = MPI_COMM_NULL;
+    /* the first line, before any collective of the runtime: a run whose other ranks die before
+     * they get here still says how many ranks should have logged */
     char exe[4096] = "?";
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k > 0)
         exe[k] = 0;
     rc_log("init %d %d %d %s\n", rc_wrank, rc_wsize, (int)getpid(), exe);
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &wshadow) != MPI_SUCCESS)
+        wshadow = MPI_COMM_NULL;
     atom_open();
 }
 
