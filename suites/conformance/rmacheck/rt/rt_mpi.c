@@ -447,11 +447,24 @@ static void slot_unlock(uint64_t *a) { __atomic_store_n((uint32_t *)a, 0, __ATOM
  * out with MPI_NO_OP; complete at the target when it returns. */
 static void slot_rma(int tw, int slot, MPI_Op op, uint64_t *out)
 {
+    /* Threads: the merge sends a copy of the clock (other threads tick it while this one waits
+     * without the big lock), and the flush, which waits for the target, runs without it. */
+    uint64_t *mine = malloc((size_t)rc_wsize * sizeof *mine);
+    if (!mine)
+        atom_fail("out of memory");
+    memcpy(mine, rc_vc_ptr(), (size_t)rc_wsize * sizeof *mine);
     MPI_Request r;
-    if (PMPI_Rget_accumulate(rc_vc_ptr(), rc_wsize, MPI_UINT64_T, out,
-                             rc_wsize, MPI_UINT64_T, tw, (MPI_Aint)slot * rc_wsize, rc_wsize,
-                             MPI_UINT64_T, op, awin, &r) != MPI_SUCCESS ||
-        rc_wait(&r) != MPI_SUCCESS || PMPI_Win_flush(tw, awin) != MPI_SUCCESS)
+    int ok = PMPI_Rget_accumulate(mine, rc_wsize, MPI_UINT64_T, out, rc_wsize, MPI_UINT64_T, tw,
+                                  (MPI_Aint)slot * rc_wsize, rc_wsize, MPI_UINT64_T, op, awin,
+                                  &r) == MPI_SUCCESS &&
+             rc_wait(&r) == MPI_SUCCESS;
+    if (ok) {
+        int d = rc_big_release();
+        ok = PMPI_Win_flush(tw, awin) == MPI_SUCCESS;
+        rc_big_reacquire(d);
+    }
+    free(mine);
+    if (!ok)
         atom_fail("an access to the window of atomic clocks failed");
 }
 
@@ -499,17 +512,24 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
         return;
     rc_flush_pending();
     uint64_t *tmp = malloc((size_t)rc_wsize * sizeof *tmp);
-    if (!tmp)
+    /* The entries done leave apend before any slot is read: a read of the window store waits
+     * without the big lock (slot_rma), and other threads change apend meanwhile. */
+    rc_apend_t *dn = malloc((size_t)napend * sizeof *dn);
+    if (!tmp || !dn)
         atom_fail("out of memory");
-    int k = 0;
+    int k = 0, ndn = 0;
     for (int i = 0; i < napend; i++) {
         rc_apend_t *p = &apend[i];
         int done = req_only ? p->req == req
                             : p->widx == widx && (tw < 0 || p->tw == tw);
-        if (!done) {
+        if (!done)
             apend[k++] = *p;
-            continue;
-        }
+        else
+            dn[ndn++] = *p;
+    }
+    napend = k;
+    for (int i = 0; i < ndn; i++) {
+        rc_apend_t *p = &dn[i];
         if (ashm) {
             uint64_t *a = ashm + (size_t)p->slot * astride;
             slot_lock(a);
@@ -520,7 +540,7 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
         }
         rc_vc_join(tmp);
     }
-    napend = k;
+    free(dn);
     free(tmp);
 }
 
@@ -1452,9 +1472,11 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
            op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
     long seq = rc_seq();
     if (op && b->n > 0) {
-        int had = napend;
         atom_release(wins[widx].gid, widx, tw, (long)disp, b->off[0], req);
-        if (napend == had + 1) /* staged until a closing call that covers it (rc_astage_t) */
+        /* its entry, the last (appended after its last wait), is staged until a closing call
+         * that covers it (rc_astage_t) */
+        if (napend > 0 && apend[napend - 1].widx == widx && apend[napend - 1].tw == tw &&
+            apend[napend - 1].req == req)
             astage_push(&apend[--napend], seq, issued);
     }
     /* The call reads its origin buffer and writes its result buffer at some point until it
