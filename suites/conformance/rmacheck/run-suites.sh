@@ -54,7 +54,7 @@ conformance/acc_minmax_multilang 3 clean
 conformance/win_disjoint 4 clean
 conformance/win_name 2 clean
 conformance/pscw_groups 4 clean
-conformance/thread_rma 3 clean --iters 50
+conformance/thread_rma 2 clean --iters 200
 conformance/thread_rma 2 clean preload=nbrma --iters 50
 conformance/thread_rma 2 clean env=NBRMA_ASYNC_PROGRESS=1 preload=nbrma --iters 50
 conformance/nb_threads 3 clean --iters 200
