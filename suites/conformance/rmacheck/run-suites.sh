@@ -3,13 +3,16 @@
 # and suites/patterns (unmodified binaries, every flavor and sync mode; benchmarks with --quick and
 # all their series) under rmacheck and expect "no hazard" from each, and the hazards from the
 # programs that are erroneous on purpose (errors, nb_errors, nb_badargs). One TAP point per
-# program. Not here: nb_progress (it asserts how far one MPI_Test carries the engine while a rank
-# sits in MPI_Recv, and the runtime's own waits drive that engine too), the threaded programs
-# (thread_rma, nb_threads: one clock per process, the runtime is not thread-safe), atomics_cas
-# --wide (Open MPI 4.1.4 crashes in it). nb_stress runs 40 iterations instead of 2000 (each
-# iteration is a burst of epochs; the full run is minutes of analysis). Skipped per MPI: the
-# $skip list below. The last lines run programs that use atomics, and libnbrma's am transport,
-# again on virtual nodes (EXPECT/rpnK): rmacheck's state across nodes.
+# program. The threaded programs (MPI_THREAD_MULTIPLE) run too: thread_rma on the vendor and on
+# libnbrma (with and without its progress thread), nb_threads, with fewer iterations. Not here:
+# nb_progress (it asserts how far one MPI_Test carries the engine while a rank sits in MPI_Recv,
+# and the runtime's own waits drive that engine too), atomics_cas --wide (Open MPI 4.1.4 crashes
+# in it). nb_stress runs 40 iterations instead of 2000 (each iteration is a burst of epochs; the
+# full run is minutes of analysis). Skipped per MPI: the $skip list below. The last lines run
+# programs that use atomics, and libnbrma's am transport, again on virtual nodes (EXPECT/rpnK):
+# rmacheck's state across nodes (thread_rma there: threads sharing the window of atomic clocks).
+# Leading words of ARGS: env=NAME=VALUE sets a variable for the run, preload=nbrma runs the
+# unmodified program on libnbrma (as in the testlists); the rest goes to the program.
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -51,6 +54,11 @@ conformance/acc_minmax_multilang 3 clean
 conformance/win_disjoint 4 clean
 conformance/win_name 2 clean
 conformance/pscw_groups 4 clean
+conformance/thread_rma 2 clean --iters 200
+conformance/thread_rma 2 clean preload=nbrma --iters 50
+conformance/thread_rma 2 clean env=NBRMA_ASYNC_PROGRESS=1 preload=nbrma --iters 50
+conformance/nb_threads 3 clean --iters 200
+conformance/nb_threads 2 clean env=NBRMA_ASYNC_PROGRESS=1 --iters 200
 conformance/errors 2 hazard
 conformance/nb_errors 2 hazard
 conformance/nb_badargs 2 hazard
@@ -84,6 +92,7 @@ conformance/nb_rules 3 clean/rpn1
 conformance/nb_random 3 clean/rpn1 --seeds 21,22,23
 bin/d4_atomics 2 clean/rpn1 --quick --sizes 8
 bin/a4_late_complete 2 clean/rpn1 --quick --sizes 1K --delay-us 200
+conformance/thread_rma 2 clean/rpn1 --iters 20
 bin/c_sched 4 clean/rpn2 --quick --sizes 4K --delay-us 200 --series ref,ref-nb --benchmark_filter=^C4_mix/"
 # MPI PROGRAM REASON: programs whose known vendor failure (suites/conformance/known-failures)
 # makes a run under rmacheck useless on that MPI. Other known failures are wrong results the
@@ -107,6 +116,15 @@ echo "$list" | while read -r prog np expect args; do
         echo "ok $i - $name # SKIP not built"
         continue
     fi
+    penv=""
+    while :; do
+        case $args in
+        env=*) tok=${args%% *}; penv="$penv ${tok#env=}" ;;
+        preload=nbrma*) penv="$penv LD_PRELOAD=$top/$BUILD/lib/libnbrma.so NBRMA_IMPL=ref" ;;
+        *) break ;;
+        esac
+        case $args in *" "*) args=${args#* } ;; *) args="" ;; esac
+    done
     why=$(echo "$skip" | while read -r smpi sprog reason; do
         if [ "$smpi" = "$MPI" ] && [ "$sprog" = "$prog" ]; then echo "$reason"; break; fi
     done)
@@ -115,7 +133,7 @@ echo "$list" | while read -r prog np expect args; do
         continue
     fi
     # shellcheck disable=SC2086
-    ${rpn:+env NBRMA_RANKS_PER_NODE=$rpn} timeout -k 5 240 "$BUILD/bin/rmacheck" \
+    env $penv ${rpn:+NBRMA_RANKS_PER_NODE=$rpn} timeout -k 5 240 "$BUILD/bin/rmacheck" \
         ${rpn:+--ranks-per-node $rpn} -- $TEST_RUNNER "$np" "$BUILD/$prog" $args \
         >"$out/$name.out" 2>&1 </dev/null
     rc=$?

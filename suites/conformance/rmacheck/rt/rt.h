@@ -23,6 +23,7 @@ typedef struct {
     MPI_Request req;    /* request-based operation, else MPI_REQUEST_NULL */
     int closing;        /* a nonblocking closing/flushing call covering it was issued */
     int reported;
+    uint64_t issued;    /* issue stamp (rc_stamp order): the call had returned; 0: not yet */
 } rc_inflight_t;
 
 /* A memory range of window memory visible to this process: window `win`, owned by world rank
@@ -48,6 +49,21 @@ uint64_t *rc_vc_ptr(void);
 void rc_lock(void);
 void rc_unlock(void);
 
+/* The runtime's big lock (rt_core.c): one process-wide mutex around all of the runtime's state
+ * (windows, handle tables, clock-message queues, the clock). Lock order: the big lock, then the
+ * log mutex (rc_lock); never the other way. It is never held across a call that can wait for
+ * another thread or process: wrappers drop it around the call they forward, and the runtime's
+ * own waits drop it while they test and yield (rc_big_release / rc_big_reacquire). Reentrant
+ * per thread (a callback from inside a call made under it, an error handler say, takes it
+ * again). */
+void rc_big_lock(void);
+void rc_big_unlock(void);
+int rc_big_release(void);        /* drops it whatever the depth; returns the depth */
+void rc_big_reacquire(int depth);
+
+/* Stamps that order issues of RMA calls against the start of closing calls (rt_mpi.c). */
+#define RC_STAMP_ALL UINT64_MAX
+
 /* Ranges and in-flight buffers, searched by the hooks. */
 void rc_range_add(uintptr_t lo, size_t len, uintptr_t oaddr, int win, int owner);
 void rc_range_del_win(int win);
@@ -55,8 +71,13 @@ void rc_range_del(uintptr_t lo, int win);
 /* An RMA call's own local buffer: read (origin) or written (result) while others are in flight. */
 void rc_inflight_check(uintptr_t a, size_t n, int write, void *pc, const char *call);
 void rc_inflight_add(uintptr_t lo, size_t len, int win, int target, long seq, int result,
-                     MPI_Request req);
-void rc_inflight_release(int win, int target, int local_only_req, MPI_Request req);
+                     MPI_Request req, uint64_t issued);
+/* The operation `seq` was issued (its call returned) at stamp `issued`. */
+void rc_inflight_issued(long seq, uint64_t issued);
+/* Local completion: of the operations on `win` toward `target` (-1: all) issued before the
+ * closing call started (stamp `before`; RC_STAMP_ALL: all, issued or not), or of the one with
+ * request `req` (req_only). */
+void rc_inflight_release(int win, int target, int req_only, MPI_Request req, uint64_t before);
 void rc_inflight_mark_closing(int win, int target);
 long rc_seq(void);
 

@@ -34,13 +34,65 @@ static long seqno;
 #define LOG_CAP ((size_t)1 << 30) /* sparse: only written pages take memory */
 #define LOG_HDR 64                /* the first 8 bytes: length of the text that follows */
 
-void rc_lock(void) { pthread_mutex_lock(&log_mu); }
-void rc_unlock(void) { pthread_mutex_unlock(&log_mu); }
-
 static void die(const char *what)
 {
     fprintf(stderr, "rmacheck: rank %d: %s: %s\n", rc_wrank, what, strerror(errno));
     _exit(2);
+}
+
+/* pthread calls return the error instead of setting errno */
+static void pt_check(int err, const char *what)
+{
+    if (err) {
+        errno = err;
+        die(what);
+    }
+}
+
+void rc_lock(void) { pt_check(pthread_mutex_lock(&log_mu), "pthread_mutex_lock (log)"); }
+void rc_unlock(void) { pt_check(pthread_mutex_unlock(&log_mu), "pthread_mutex_unlock (log)"); }
+
+/* ---- the big lock -------------------------------------------------------------------------
+ * Every wrapper of rt_mpi.c holds it while it reads or changes the runtime's state, so the
+ * events of all threads of a process are totally ordered: one clock per process, ticked and
+ * logged under it. A depth per thread makes it reentrant; the runtime's waits drop it entirely
+ * (rc_big_release) and take it back at the same depth. */
+static pthread_mutex_t big_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread int big_depth;
+
+void rc_big_lock(void)
+{
+    if (big_depth++ == 0)
+        pt_check(pthread_mutex_lock(&big_mu), "pthread_mutex_lock");
+}
+
+void rc_big_unlock(void)
+{
+    if (big_depth <= 0) {
+        fprintf(stderr, "rmacheck: rank %d: internal error: big lock released twice\n",
+                rc_wrank);
+        _exit(2);
+    }
+    if (--big_depth == 0)
+        pt_check(pthread_mutex_unlock(&big_mu), "pthread_mutex_unlock");
+}
+
+int rc_big_release(void)
+{
+    int d = big_depth;
+    if (d) {
+        big_depth = 0;
+        pt_check(pthread_mutex_unlock(&big_mu), "pthread_mutex_unlock");
+    }
+    return d;
+}
+
+void rc_big_reacquire(int depth)
+{
+    if (depth) {
+        pt_check(pthread_mutex_lock(&big_mu), "pthread_mutex_lock");
+        big_depth = depth;
+    }
 }
 
 void rc_log_open(void)
@@ -145,22 +197,33 @@ void rc_log(const char *fmt, ...)
 }
 
 /* Every event ticks first: a coalesced load/store record still pending belongs before it and
- * must carry the clock of its own interval. */
+ * must carry the clock of its own interval. The clock changes under the log mutex too (its
+ * writers hold the big lock as well): a hook of another thread that flushes a record reads a
+ * whole clock, and a record pending before the tick is flushed with the clock before it. */
 void rc_tick(void)
 {
-    rc_flush_pending();
+    if (!rc_active) {
+        seqno++;
+        return;
+    }
+    rc_lock();
+    pend_flush_locked();
     if (vc)
         vc[rc_wrank]++;
     seqno++;
+    rc_unlock();
 }
 long rc_seq(void) { return seqno; }
 uint64_t *rc_vc_ptr(void) { return vc; }
 
 void rc_vc_join(const uint64_t *o)
 {
+    rc_lock();
+    pend_flush_locked(); /* a record made before the join carries the clock before it */
     for (int i = 0; i < rc_wsize; i++)
         if (o[i] > vc[i])
             vc[i] = o[i];
+    rc_unlock();
 }
 
 const char *rc_vc(char *buf, size_t n)
@@ -206,22 +269,26 @@ static rc_inflight_t *infl;
 static int ninfl, capinfl;
 static uintptr_t lo_bound = UINTPTR_MAX, hi_bound;
 
+/* The hooks read the bounds without a lock (relaxed atomics: one compare on the fast path); a
+ * hook that sees bounds a moment old either takes the slow path, which decides under the lock,
+ * or misses an access racing with the call that adds the range. */
 static void bounds(void)
 {
-    lo_bound = UINTPTR_MAX;
-    hi_bound = 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < nranges; i++) {
-        if (ranges[i].lo < lo_bound)
-            lo_bound = ranges[i].lo;
-        if (ranges[i].hi > hi_bound)
-            hi_bound = ranges[i].hi;
+        if (ranges[i].lo < lo)
+            lo = ranges[i].lo;
+        if (ranges[i].hi > hi)
+            hi = ranges[i].hi;
     }
     for (int i = 0; i < ninfl; i++) {
-        if (infl[i].lo < lo_bound)
-            lo_bound = infl[i].lo;
-        if (infl[i].hi > hi_bound)
-            hi_bound = infl[i].hi;
+        if (infl[i].lo < lo)
+            lo = infl[i].lo;
+        if (infl[i].hi > hi)
+            hi = infl[i].hi;
     }
+    __atomic_store_n(&lo_bound, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&hi_bound, hi, __ATOMIC_RELAXED);
 }
 
 void rc_range_add(uintptr_t lo, size_t len, uintptr_t oaddr, int win, int owner)
@@ -259,7 +326,7 @@ void rc_range_del(uintptr_t lo, int win)
 }
 
 void rc_inflight_add(uintptr_t lo, size_t len, int win, int target, long seq, int result,
-                     MPI_Request req)
+                     MPI_Request req, uint64_t issued)
 {
     if (len == 0)
         return;
@@ -274,14 +341,23 @@ void rc_inflight_add(uintptr_t lo, size_t len, int win, int target, long seq, in
         infl = p;
         capinfl = nc;
     }
-    infl[ninfl++] = (rc_inflight_t){lo, lo + len, win, target, seq, result, req, 0, 0};
+    infl[ninfl++] = (rc_inflight_t){lo, lo + len, win, target, seq, result, req, 0, 0, issued};
     bounds();
     rc_unlock();
 }
 
-/* Local completion: of the operations on `win` toward `target` (-1: all), or of the one with
- * request `req` (req_only). */
-void rc_inflight_release(int win, int target, int req_only, MPI_Request req)
+void rc_inflight_issued(long seq, uint64_t issued)
+{
+    rc_lock();
+    for (int i = 0; i < ninfl; i++)
+        if (infl[i].seq == seq && !infl[i].issued)
+            infl[i].issued = issued;
+    rc_unlock();
+}
+
+/* Local completion (see rt.h). An operation another thread issued after the closing call
+ * started is not covered by it: it stays in flight until a later one. */
+void rc_inflight_release(int win, int target, int req_only, MPI_Request req, uint64_t before)
 {
     rc_lock();
     int k = 0;
@@ -292,7 +368,8 @@ void rc_inflight_release(int win, int target, int req_only, MPI_Request req)
             done = f->req == req;
         else
             done = f->win == win && (target < 0 || f->target == target) &&
-                   f->req == MPI_REQUEST_NULL;
+                   f->req == MPI_REQUEST_NULL &&
+                   (before == RC_STAMP_ALL || (f->issued && f->issued < before));
         if (!done)
             infl[k++] = *f;
     }
@@ -377,7 +454,10 @@ static void access_slow(uintptr_t a, size_t n, int write, void *pc)
 static inline void access_hook(const void *addr, size_t n, int write, void *pc)
 {
     uintptr_t a = (uintptr_t)addr;
-    if (__builtin_expect(a >= hi_bound || a + n <= lo_bound, 1) || !rc_active || rc_inside)
+    if (__builtin_expect(a >= __atomic_load_n(&hi_bound, __ATOMIC_RELAXED) ||
+                             a + n <= __atomic_load_n(&lo_bound, __ATOMIC_RELAXED),
+                         1) ||
+        !__atomic_load_n(&rc_active, __ATOMIC_RELAXED) || rc_inside)
         return;
     access_slow(a, n, write, pc);
 }

@@ -20,13 +20,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* The next definition of a symbol, looked up once (threads racing on the first call both store
+ * the same pointer). */
 #define NEXT(name)                                                                                 \
-    static __typeof__(&P##name) next_##name;                                                       \
+    static __typeof__(&P##name) next_##name##_fp;                                                  \
+    __typeof__(&P##name) next_##name = __atomic_load_n(&next_##name##_fp, __ATOMIC_ACQUIRE);       \
     if (!next_##name) {                                                                            \
         next_##name = (__typeof__(&P##name))dlsym(RTLD_NEXT, #name);                               \
         if (!next_##name)                                                                          \
             next_##name = &P##name;                                                                \
+        __atomic_store_n(&next_##name##_fp, next_##name, __ATOMIC_RELEASE);                        \
     }
+
+/* The big lock (rt.h): held while a wrapper reads or changes the runtime's state, dropped around
+ * the call it forwards. */
+#define LOCK() rc_big_lock()
+#define UNLOCK() rc_big_unlock()
 
 #define PC __builtin_return_address(0)
 #define TAG_POST 1
@@ -34,7 +43,7 @@
 
 typedef struct {
     MPI_Win win;
-    int used;
+    int used;     /* 1: live (widx_of finds it); 2: being created or freed (taken, not found) */
     char gid[48];
     MPI_Comm shadow;
     int n, me;
@@ -52,6 +61,21 @@ static rc_win_t wins[RC_MAXWIN];
 static int to_world(MPI_Comm comm, int r);
 static MPI_Comm wshadow = MPI_COMM_NULL;
 static long win_counter;
+
+/* Issue stamps: an RMA call is issued when its call returned (request-based calls are recorded
+ * after it), a closing call (flush, unlock, complete, fence, free, a nonblocking closing call)
+ * starts when it is recorded. A closing call completes only what was issued before it started:
+ * with threads, another thread's operation recorded just before may reach MPI only after it. */
+static uint64_t stamp_ctr;
+static uint64_t stamp_next(void) { return ++stamp_ctr; }
+
+/* MPI_Comm_free of a communicator of the runtime's own, without the big lock (collective). */
+static void comm_free_unlocked(MPI_Comm *c)
+{
+    int d = rc_big_release();
+    PMPI_Comm_free(c);
+    rc_big_reacquire(d);
+}
 
 /* ---- handle tables -------------------------------------------------------------------------
  * Requests and matched messages are looked up by their handle at every completion: a hash table
@@ -196,17 +220,21 @@ static MPI_Comm chan_of(MPI_Comm comm, int r, int *cr)
     return *cr == MPI_UNDEFINED ? MPI_COMM_NULL : wshadow;
 }
 
-/* comm is gone, or its handle names a communicator without a channel from now on. */
+/* comm is gone, or its handle names a communicator without a channel from now on. Caller holds
+ * the big lock. */
 static void chan_drop(MPI_Comm comm)
 {
     rc_chan_t *c = (rc_chan_t *)ht_remove(&chans, comm_key(comm));
     if (c) {
-        PMPI_Comm_free(&c->shadow);
+        comm_free_unlocked(&c->shadow);
         free(c);
     }
 }
 
-/* A constructor returned comm (collective over comm's members, who all come here). */
+/* A constructor returned comm (collective over comm's members, who all come here). Caller holds
+ * the big lock; the dup runs without it. No other thread knows comm yet, so no other collective
+ * on it can interleave with the dup (MPI forbids concurrent collectives on one communicator, and
+ * the dup is part of the constructor's call). */
 static void chan_new(MPI_Comm comm)
 {
     if (!rc_active || rc_inside || comm == MPI_COMM_NULL || wshadow == MPI_COMM_NULL)
@@ -217,12 +245,15 @@ static void chan_new(MPI_Comm comm)
         return;
     c->h.key = comm_key(comm);
     /* a failing dup fails on every member alike (context ids are agreed collectively) */
-    if (PMPI_Comm_dup(comm, &c->shadow) != MPI_SUCCESS) {
+    int d = rc_big_release();
+    int rc = PMPI_Comm_dup(comm, &c->shadow);
+    rc_big_reacquire(d);
+    if (rc != MPI_SUCCESS) {
         free(c);
         return;
     }
     if (!ht_insert(&chans, &c->h)) {
-        PMPI_Comm_free(&c->shadow);
+        comm_free_unlocked(&c->shadow);
         free(c);
     }
 }
@@ -247,6 +278,7 @@ typedef struct {
     MPI_Request *prq;
     uint64_t *pvc;
     int nprq;
+    uint64_t start; /* sync 1: the closing call's start stamp */
 } rc_req_t;
 static rc_htab_t reqs; /* the requests whose completion is followed */
 
@@ -415,11 +447,24 @@ static void slot_unlock(uint64_t *a) { __atomic_store_n((uint32_t *)a, 0, __ATOM
  * out with MPI_NO_OP; complete at the target when it returns. */
 static void slot_rma(int tw, int slot, MPI_Op op, uint64_t *out)
 {
+    /* Threads: the merge sends a copy of the clock (other threads tick it while this one waits
+     * without the big lock), and the flush, which waits for the target, runs without it. */
+    uint64_t *mine = malloc((size_t)rc_wsize * sizeof *mine);
+    if (!mine)
+        atom_fail("out of memory");
+    memcpy(mine, rc_vc_ptr(), (size_t)rc_wsize * sizeof *mine);
     MPI_Request r;
-    if (PMPI_Rget_accumulate(rc_vc_ptr(), rc_wsize, MPI_UINT64_T, out,
-                             rc_wsize, MPI_UINT64_T, tw, (MPI_Aint)slot * rc_wsize, rc_wsize,
-                             MPI_UINT64_T, op, awin, &r) != MPI_SUCCESS ||
-        rc_wait(&r) != MPI_SUCCESS || PMPI_Win_flush(tw, awin) != MPI_SUCCESS)
+    int ok = PMPI_Rget_accumulate(mine, rc_wsize, MPI_UINT64_T, out, rc_wsize, MPI_UINT64_T, tw,
+                                  (MPI_Aint)slot * rc_wsize, rc_wsize, MPI_UINT64_T, op, awin,
+                                  &r) == MPI_SUCCESS &&
+             rc_wait(&r) == MPI_SUCCESS;
+    if (ok) {
+        int d = rc_big_release();
+        ok = PMPI_Win_flush(tw, awin) == MPI_SUCCESS;
+        rc_big_reacquire(d);
+    }
+    free(mine);
+    if (!ok)
         atom_fail("an access to the window of atomic clocks failed");
 }
 
@@ -467,17 +512,24 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
         return;
     rc_flush_pending();
     uint64_t *tmp = malloc((size_t)rc_wsize * sizeof *tmp);
-    if (!tmp)
+    /* The entries done leave apend before any slot is read: a read of the window store waits
+     * without the big lock (slot_rma), and other threads change apend meanwhile. */
+    rc_apend_t *dn = malloc((size_t)napend * sizeof *dn);
+    if (!tmp || !dn)
         atom_fail("out of memory");
-    int k = 0;
+    int k = 0, ndn = 0;
     for (int i = 0; i < napend; i++) {
         rc_apend_t *p = &apend[i];
         int done = req_only ? p->req == req
                             : p->widx == widx && (tw < 0 || p->tw == tw);
-        if (!done) {
+        if (!done)
             apend[k++] = *p;
-            continue;
-        }
+        else
+            dn[ndn++] = *p;
+    }
+    napend = k;
+    for (int i = 0; i < ndn; i++) {
+        rc_apend_t *p = &dn[i];
         if (ashm) {
             uint64_t *a = ashm + (size_t)p->slot * astride;
             slot_lock(a);
@@ -488,19 +540,91 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
         }
         rc_vc_join(tmp);
     }
-    napend = k;
+    free(dn);
     free(tmp);
 }
 
-/* Local completion of operations: their buffers are free, and their atomics acquire. */
-#define RELEASE(w, t, ro, rq) (rc_inflight_release(w, t, ro, rq), atom_acquire(w, t, ro, rq))
+/* Atomics between their call and a closing call that covers them. atom_release files an entry
+ * in apend that the next closing call on the window acquires; with threads, that may be a
+ * closing call of another thread that started before this operation reached MPI, which does not
+ * complete it: acquired then, the slot misses what other ranks merged before the operation took
+ * effect (lost order, a false alarm). So op_record moves each new entry here, with its issue
+ * stamp, and release_ops hands to atom_acquire only the entries issued before the closing call
+ * started; the others wait for a later one. Caller holds the big lock. */
+typedef struct {
+    rc_apend_t a;
+    long seq;
+    uint64_t issued; /* 0: the call has not returned yet */
+} rc_astage_t;
+static rc_astage_t *astage;
+static int nastage, capastage;
+
+static void astage_push(const rc_apend_t *a, long seq, uint64_t issued)
+{
+    if (nastage == capastage) {
+        int nc = capastage ? 2 * capastage : 64;
+        rc_astage_t *p = realloc(astage, (size_t)nc * sizeof *p);
+        if (!p)
+            return;
+        astage = p;
+        capastage = nc;
+    }
+    astage[nastage++] = (rc_astage_t){*a, seq, issued};
+}
+
+/* Back into apend, where atom_acquire finds it; 0 without memory. */
+static int apend_push(const rc_apend_t *a)
+{
+    if (napend == capapend) {
+        int nc = capapend ? 2 * capapend : 64;
+        rc_apend_t *p = realloc(apend, (size_t)nc * sizeof *p);
+        if (!p)
+            return 0;
+        apend = p;
+        capapend = nc;
+    }
+    apend[napend++] = *a;
+    return 1;
+}
+
+/* Local completion of operations: their buffers are free, and their atomics acquire. `before`:
+ * the closing call's start stamp (RC_STAMP_ALL: everything, as at MPI_Win_free). */
+static void release_ops(int w, int t, int req_only, MPI_Request rq, uint64_t before)
+{
+    rc_inflight_release(w, t, req_only, rq, before);
+    int k = 0;
+    for (int i = 0; i < nastage; i++) {
+        rc_astage_t *s = &astage[i];
+        int done = req_only ? s->a.req == rq
+                            : s->a.widx == w && (t < 0 || s->a.tw == t) &&
+                                  (before == RC_STAMP_ALL || (s->issued && s->issued < before));
+        if (!done || !apend_push(&s->a))
+            astage[k++] = *s;
+    }
+    nastage = k;
+    atom_acquire(w, t, req_only, rq);
+}
+
+/* The RMA call recorded as `seq` returned. */
+static void op_issued(long seq)
+{
+    if (seq < 0)
+        return;
+    LOCK();
+    uint64_t st = stamp_next();
+    rc_inflight_issued(seq, st);
+    for (int i = 0; i < nastage; i++)
+        if (astage[i].seq == seq && !astage[i].issued)
+            astage[i].issued = st;
+    UNLOCK();
+}
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
 static int widx_of(MPI_Win w)
 {
     for (int i = 0; i < RC_MAXWIN; i++)
-        if (wins[i].used && wins[i].win == w)
+        if (wins[i].used == 1 && wins[i].win == w)
             return i;
     return -1;
 }
@@ -517,26 +641,39 @@ static int wworld(int widx, int r)
  * test is the next library's MPI_Test, not PMPI_Test: under libnbrma that also drives its
  * progress engine, which a peer may need from this rank before it can reach the collective or
  * send the message waited for (a deferred MPIX_Win_icomplete, say). */
+/* The big lock is dropped while it waits (the test included: under libnbrma it runs the engine,
+ * which may wait for another thread inside it), so *r must be the caller's own: a local, or an
+ * entry taken out of the shared tables first. */
 static int rc_wait(MPI_Request *r)
 {
     NEXT(MPI_Test);
     int done = 0, rc;
+    int d = rc_big_release();
     while ((rc = next_MPI_Test(r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
         sched_yield();
+    rc_big_reacquire(d);
     return rc;
 }
 
 static void sends_progress(int wait_all)
 {
+    if (wait_all) {
+        /* taken out of the table first: rc_wait drops the lock */
+        rc_send_t *all = sends;
+        int n = nsends;
+        sends = NULL;
+        nsends = capsends = 0;
+        for (int i = 0; i < n; i++) {
+            rc_wait(&all[i].r);
+            free(all[i].buf);
+        }
+        free(all);
+        return;
+    }
     int k = 0;
     for (int i = 0; i < nsends; i++) {
         int done = 0;
-        if (wait_all) {
-            rc_wait(&sends[i].r);
-            done = 1;
-        } else {
-            PMPI_Test(&sends[i].r, &done, MPI_STATUS_IGNORE);
-        }
+        PMPI_Test(&sends[i].r, &done, MPI_STATUS_IGNORE);
         if (done)
             free(sends[i].buf);
         else
@@ -608,20 +745,36 @@ static void join_posts(MPI_Request *rq, const uint64_t *vcs, int n)
 
 static void post_recv_finish(rc_win_t *W)
 {
-    join_posts(W->postrq, W->postvc, W->npostrq);
+    /* taken out of the window first: join_posts drops the lock */
+    MPI_Request *rq = W->postrq;
+    uint64_t *vcs = W->postvc;
+    int n = W->npostrq;
+    W->postrq = NULL;
+    W->postvc = NULL;
     W->npostrq = 0;
+    join_posts(rq, vcs, n);
+    free(rq);
+    free(vcs);
 }
 
+/* A copy of the clock is reduced, not the clock itself: other threads tick it while this one
+ * waits without the lock. */
 static void allreduce_vc(MPI_Comm comm)
 {
     int inter = 0;
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
     rc_flush_pending();
+    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    if (!b)
+        return;
+    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
     MPI_Request r;
-    if (PMPI_Iallreduce(MPI_IN_PLACE, rc_vc_ptr(), rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &r) ==
-        MPI_SUCCESS)
-        rc_wait(&r);
+    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &r) ==
+            MPI_SUCCESS &&
+        rc_wait(&r) == MPI_SUCCESS)
+        rc_vc_join(b);
+    free(b);
 }
 
 /* Start the clock allreduce of a nonblocking collective or fence: a copy of this rank's clock,
@@ -1025,17 +1178,13 @@ int MPI_Init_thread(int *argc, char ***argv, int req, int *prov)
     int rc = next_MPI_Init_thread(argc, argv, req, prov);
     if (rc == MPI_SUCCESS)
         after_init();
-    if (rc == MPI_SUCCESS && rc_active && *prov == MPI_THREAD_MULTIPLE && rc_wrank == 0)
-        fprintf(stderr, "rmacheck: warning: the program runs with MPI_THREAD_MULTIPLE; rmacheck "
-                        "keeps one clock per process and does not serialize its own state across "
-                        "threads: MPI calls made by several threads at once may hang the run or "
-                        "be misreported (docs/rmacheck.md, Limits)\n");
     return rc;
 }
 
 int MPI_Finalize(void)
 {
     NEXT(MPI_Finalize);
+    LOCK();
     if (rc_active) {
         char v[256];
         rc_tick();
@@ -1046,9 +1195,10 @@ int MPI_Finalize(void)
                 rc_log("leak %d\n", i);
         atom_close();
         if (wshadow != MPI_COMM_NULL)
-            PMPI_Comm_free(&wshadow);
-        rc_active = 0;
+            comm_free_unlocked(&wshadow);
+        __atomic_store_n(&rc_active, 0, __ATOMIC_RELAXED); /* the hooks read it without a lock */
     }
+    UNLOCK();
     return next_MPI_Finalize();
 }
 
@@ -1090,10 +1240,22 @@ static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int
                 rc_wrank, RC_MAXWIN);
         return;
     }
+    /* Taken now (used 2) and found by widx_of only when complete: the collectives below drop the
+     * big lock, and other threads may create windows meanwhile. */
     rc_win_t *W = &wins[idx];
     memset(W, 0, sizeof *W);
-    if (PMPI_Comm_dup(comm, &W->shadow) != MPI_SUCCESS)
+    W->used = 2;
+    W->win = w;
+    /* This rank's number for the window (unique on this rank); the window's id is the number of
+     * its lowest world rank, so ids stay unique however threads interleave window creations. */
+    long my_no = ++win_counter;
+    int d = rc_big_release();
+    int drc = PMPI_Comm_dup(comm, &W->shadow);
+    rc_big_reacquire(d);
+    if (drc != MPI_SUCCESS) {
+        W->used = 0;
         return;
+    }
     PMPI_Comm_size(W->shadow, &W->n);
     PMPI_Comm_rank(W->shadow, &W->me);
     W->world = malloc((size_t)W->n * sizeof(int));
@@ -1103,6 +1265,9 @@ static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int
     if (!W->world || !in || !bases) {
         free(in);
         free(bases);
+        free(W->world);
+        comm_free_unlocked(&W->shadow);
+        W->used = 0;
         return;
     }
     for (int i = 0; i < W->n; i++)
@@ -1113,16 +1278,15 @@ static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int
     PMPI_Group_free(&g);
     PMPI_Group_free(&wg);
     free(in);
-    /* A global id: the lowest world rank of the window and a counter agreed on by all. */
-    long cnt[2] = {-win_counter - 1, rc_wrank};
+    /* A global id: the lowest world rank of the window and that rank's number for it (one MIN
+     * over world rank << 32 | number). */
+    _Static_assert(sizeof(long) >= 8, "long narrower than 64 bits");
+    long key = (long)rc_wrank << 32 | (my_no & 0xffffffffL);
     MPI_Request cr;
-    if (PMPI_Iallreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_MIN, W->shadow, &cr) != MPI_SUCCESS ||
+    if (PMPI_Iallreduce(MPI_IN_PLACE, &key, 1, MPI_LONG, MPI_MIN, W->shadow, &cr) != MPI_SUCCESS ||
         rc_wait(&cr) != MPI_SUCCESS)
-        cnt[1] = rc_wrank; /* the id stays local: still unique per rank */
-    win_counter = -cnt[0];
-    snprintf(W->gid, sizeof W->gid, "w%ld.%ld", cnt[1], win_counter);
-    W->win = w;
-    W->used = 1;
+        key = (long)rc_wrank << 32 | (my_no & 0xffffffffL); /* local: still unique per rank */
+    snprintf(W->gid, sizeof W->gid, "w%ld.%ld", key >> 32, key & 0xffffffffL);
     uintptr_t mine = (uintptr_t)base;
     MPI_Request gr;
     if (PMPI_Iallgather(&mine, sizeof mine, MPI_BYTE, bases, sizeof mine, MPI_BYTE, W->shadow,
@@ -1155,6 +1319,7 @@ static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int
     }
     free(bases);
     allreduce_vc(W->shadow);
+    W->used = 1;
 }
 
 int MPI_Win_create(void *base, MPI_Aint size, int unit, MPI_Info info, MPI_Comm comm,
@@ -1162,8 +1327,10 @@ int MPI_Win_create(void *base, MPI_Aint size, int unit, MPI_Info info, MPI_Comm 
 {
     NEXT(MPI_Win_create);
     int rc = next_MPI_Win_create(base, size, unit, info, comm, win);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside)
         win_created(*win, comm, base, size, unit, info, "create", 0, PC);
+    UNLOCK();
     return rc;
 }
 
@@ -1172,8 +1339,10 @@ int MPI_Win_allocate(MPI_Aint size, int unit, MPI_Info info, MPI_Comm comm, void
 {
     NEXT(MPI_Win_allocate);
     int rc = next_MPI_Win_allocate(size, unit, info, comm, baseptr, win);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside)
         win_created(*win, comm, *(void **)baseptr, size, unit, info, "allocate", 0, PC);
+    UNLOCK();
     return rc;
 }
 
@@ -1182,8 +1351,10 @@ int MPI_Win_allocate_shared(MPI_Aint size, int unit, MPI_Info info, MPI_Comm com
 {
     NEXT(MPI_Win_allocate_shared);
     int rc = next_MPI_Win_allocate_shared(size, unit, info, comm, baseptr, win);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside)
         win_created(*win, comm, *(void **)baseptr, size, unit, info, "shared", 1, PC);
+    UNLOCK();
     return rc;
 }
 
@@ -1191,8 +1362,10 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     NEXT(MPI_Win_create_dynamic);
     int rc = next_MPI_Win_create_dynamic(info, comm, win);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside)
         win_created(*win, comm, NULL, 0, 1, info, "dynamic", 0, PC);
+    UNLOCK();
     return rc;
 }
 
@@ -1200,50 +1373,63 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     NEXT(MPI_Win_attach);
     int rc = next_MPI_Win_attach(win, base, size);
-    int i = widx_of(win);
-    if (rc == MPI_SUCCESS && rc_active && i >= 0) {
+    LOCK();
+    int i = rc_active ? widx_of(win) : -1;
+    if (rc == MPI_SUCCESS && i >= 0) {
         char v[256];
         rc_tick();
         rc_log("attach %s %d %lx %ld\n", rc_vc(v, sizeof v), i, (unsigned long)(uintptr_t)base,
                (long)size);
         rc_range_add((uintptr_t)base, (size_t)size, (uintptr_t)base, i, rc_wrank);
     }
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
     NEXT(MPI_Win_detach);
-    int i = widx_of(win);
-    if (rc_active && i >= 0) {
+    LOCK();
+    int i = rc_active ? widx_of(win) : -1;
+    if (i >= 0) {
         char v[256];
         rc_tick();
         rc_log("detach %s %d %lx\n", rc_vc(v, sizeof v), i, (unsigned long)(uintptr_t)base);
         rc_range_del((uintptr_t)base, i);
     }
+    UNLOCK();
     return next_MPI_Win_detach(win, base);
 }
 
 int MPI_Win_free(MPI_Win *win)
 {
     NEXT(MPI_Win_free);
+    LOCK();
     int i = rc_active ? widx_of(*win) : -1;
-    if (i < 0)
+    if (i < 0) {
+        UNLOCK();
         return next_MPI_Win_free(win);
+    }
     char v[256], p[512];
     rc_tick();
     rc_log("sync %s %d free -1 0 0 - - %s\n", rc_vc(v, sizeof v), i, rc_pc(PC, p, sizeof p));
+    /* Not found from now on: once MPI freed it, another thread's new window may get its handle
+     * before this slot is free again. */
+    wins[i].used = 2;
+    UNLOCK();
     int rc = next_MPI_Win_free(win);
+    LOCK();
     rc_range_del_win(i);
-    RELEASE(i, -1, 0, MPI_REQUEST_NULL);
+    release_ops(i, -1, 0, MPI_REQUEST_NULL, RC_STAMP_ALL);
     allreduce_vc(wins[i].shadow);
-    PMPI_Comm_free(&wins[i].shadow);
+    comm_free_unlocked(&wins[i].shadow);
     free(wins[i].world);
     free(wins[i].start);
     free(wins[i].post);
     free(wins[i].postrq);
     free(wins[i].postvc);
     wins[i].used = 0;
+    UNLOCK();
     return rc;
 }
 
@@ -1258,16 +1444,19 @@ static long type_bytes(MPI_Datatype t, int count)
     return (long)count * (long)size;
 }
 
-/* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls. */
-static void op_record(const char *call, int widx, int target, MPI_Aint disp, int tcount,
+/* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls.
+ * `issued`: the issue stamp when the call already returned (request-based calls), else 0 and
+ * op_issued(the returned event number) once it returns; -1: nothing recorded. Caller holds the
+ * big lock. */
+static long op_record(const char *call, int widx, int target, MPI_Aint disp, int tcount,
                       MPI_Datatype ttype, const void *obuf, int ocount, MPI_Datatype otype,
                       const void *res, int rcount, MPI_Datatype rtype, const char *op,
-                      MPI_Request req, void *pc)
+                      MPI_Request req, void *pc, uint64_t issued)
 {
     char v[256], p[512], bs[8192], bt[64];
     blocks_t *b = malloc(2 * sizeof *b); /* the target side; then the origin and result sides */
     if (!b)
-        return;
+        return -1;
     b->n = 0;
     b->approx = 0;
     /* A call whose origin (or result) side carries no byte moves none (MPI-3.1 §11.3: empty type
@@ -1282,8 +1471,14 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
            (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
            op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
     long seq = rc_seq();
-    if (op && b->n > 0)
+    if (op && b->n > 0) {
         atom_release(wins[widx].gid, widx, tw, (long)disp, b->off[0], req);
+        /* its entry, the last (appended after its last wait), is staged until a closing call
+         * that covers it (rc_astage_t) */
+        if (napend > 0 && apend[napend - 1].widx == widx && apend[napend - 1].tw == tw &&
+            apend[napend - 1].req == req)
+            astage_push(&apend[--napend], seq, issued);
+    }
     /* The call reads its origin buffer and writes its result buffer at some point until it
      * completes locally: against the local buffers of operations still in flight, that is what a
      * load or a store there would be (two gets into one buffer race; a put from a buffer a get
@@ -1304,119 +1499,116 @@ static void op_record(const char *call, int widx, int target, MPI_Aint disp, int
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < b[s].n; i++)
             rc_inflight_add((uintptr_t)side[s] + (uintptr_t)b[s].off[i], (size_t)b[s].len[i],
-                            widx, tw, seq, s, req);
+                            widx, tw, seq, s, req, issued);
     free(b);
+    return seq;
 }
 
 #define OP_PROLOGUE(win, target)                                                                   \
     int widx = (rc_active && !rc_inside && (target) != MPI_PROC_NULL) ? widx_of(win) : -1;
 
+/* An RMA call without a request: recorded under the big lock, issued without it, then marked
+ * issued. */
+#define OP_CALL(NEXTCALL, RECORD)                                                                  \
+    LOCK();                                                                                        \
+    OP_PROLOGUE(w, t);                                                                             \
+    long seq = widx >= 0 ? RECORD : -1;                                                            \
+    UNLOCK();                                                                                      \
+    int rc = NEXTCALL;                                                                             \
+    op_issued(seq);                                                                                \
+    return rc;
+
+/* A request-based RMA call: recorded once it returned (with its request). */
+#define OP_RCALL(NAME, NEXTCALL, RECORD)                                                           \
+    int rc = NEXTCALL;                                                                             \
+    LOCK();                                                                                        \
+    OP_PROLOGUE(w, t);                                                                             \
+    if (widx >= 0 && rc == MPI_SUCCESS) {                                                          \
+        RECORD;                                                                                    \
+        req_track(*rq, widx, 0, NAME, t);                                                          \
+    }                                                                                              \
+    UNLOCK();                                                                                      \
+    return rc;
+
 int MPI_Put(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
             MPI_Win w)
 {
     NEXT(MPI_Put);
-    OP_PROLOGUE(w, t);
-    if (widx >= 0)
-        op_record("MPI_Put", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, NULL, MPI_REQUEST_NULL,
-                  PC);
-    return next_MPI_Put(o, oc, ot, t, d, tc, tt, w);
+    OP_CALL(next_MPI_Put(o, oc, ot, t, d, tc, tt, w),
+            op_record("MPI_Put", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, NULL,
+                      MPI_REQUEST_NULL, PC, 0))
 }
 
 int MPI_Get(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
             MPI_Win w)
 {
     NEXT(MPI_Get);
-    OP_PROLOGUE(w, t);
-    if (widx >= 0)
-        op_record("MPI_Get", widx, t, d, tc, tt, NULL, 0, ot, o, oc, ot, NULL, MPI_REQUEST_NULL,
-                  PC);
-    return next_MPI_Get(o, oc, ot, t, d, tc, tt, w);
+    OP_CALL(next_MPI_Get(o, oc, ot, t, d, tc, tt, w),
+            op_record("MPI_Get", widx, t, d, tc, tt, NULL, 0, ot, o, oc, ot, NULL,
+                      MPI_REQUEST_NULL, PC, 0))
 }
 
 int MPI_Accumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                    MPI_Datatype tt, MPI_Op op, MPI_Win w)
 {
     NEXT(MPI_Accumulate);
-    OP_PROLOGUE(w, t);
-    if (widx >= 0)
-        op_record("MPI_Accumulate", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, op_name(op),
-                  MPI_REQUEST_NULL, PC);
-    return next_MPI_Accumulate(o, oc, ot, t, d, tc, tt, op, w);
+    OP_CALL(next_MPI_Accumulate(o, oc, ot, t, d, tc, tt, op, w),
+            op_record("MPI_Accumulate", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, op_name(op),
+                      MPI_REQUEST_NULL, PC, 0))
 }
 
 int MPI_Get_accumulate(const void *o, int oc, MPI_Datatype ot, void *r, int rc_, MPI_Datatype rt,
                        int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w)
 {
     NEXT(MPI_Get_accumulate);
-    OP_PROLOGUE(w, t);
-    if (widx >= 0)
-        op_record("MPI_Get_accumulate", widx, t, d, tc, tt, op == MPI_NO_OP ? NULL : o, oc, ot, r,
-                  rc_, rt, op_name(op), MPI_REQUEST_NULL, PC);
-    return next_MPI_Get_accumulate(o, oc, ot, r, rc_, rt, t, d, tc, tt, op, w);
+    OP_CALL(next_MPI_Get_accumulate(o, oc, ot, r, rc_, rt, t, d, tc, tt, op, w),
+            op_record("MPI_Get_accumulate", widx, t, d, tc, tt, op == MPI_NO_OP ? NULL : o, oc,
+                      ot, r, rc_, rt, op_name(op), MPI_REQUEST_NULL, PC, 0))
 }
 
 int MPI_Fetch_and_op(const void *o, void *r, MPI_Datatype dt, int t, MPI_Aint d, MPI_Op op,
                      MPI_Win w)
 {
     NEXT(MPI_Fetch_and_op);
-    OP_PROLOGUE(w, t);
-    if (widx >= 0)
-        op_record("MPI_Fetch_and_op", widx, t, d, 1, dt, op == MPI_NO_OP ? NULL : o, 1, dt, r, 1,
-                  dt, op_name(op), MPI_REQUEST_NULL, PC);
-    return next_MPI_Fetch_and_op(o, r, dt, t, d, op, w);
+    OP_CALL(next_MPI_Fetch_and_op(o, r, dt, t, d, op, w),
+            op_record("MPI_Fetch_and_op", widx, t, d, 1, dt, op == MPI_NO_OP ? NULL : o, 1, dt, r,
+                      1, dt, op_name(op), MPI_REQUEST_NULL, PC, 0))
 }
 
 int MPI_Compare_and_swap(const void *o, const void *c, void *r, MPI_Datatype dt, int t,
                          MPI_Aint d, MPI_Win w)
 {
     NEXT(MPI_Compare_and_swap);
-    OP_PROLOGUE(w, t);
-    if (widx >= 0) {
-        op_record("MPI_Compare_and_swap", widx, t, d, 1, dt, o, 1, dt, r, 1, dt, "cas",
-                  MPI_REQUEST_NULL, PC);
-        (void)c;
-    }
-    return next_MPI_Compare_and_swap(o, c, r, dt, t, d, w);
+    OP_CALL(next_MPI_Compare_and_swap(o, c, r, dt, t, d, w),
+            op_record("MPI_Compare_and_swap", widx, t, d, 1, dt, o, 1, dt, r, 1, dt, "cas",
+                      MPI_REQUEST_NULL, PC, 0))
 }
 
 int MPI_Rput(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
              MPI_Win w, MPI_Request *rq)
 {
     NEXT(MPI_Rput);
-    OP_PROLOGUE(w, t);
-    int rc = next_MPI_Rput(o, oc, ot, t, d, tc, tt, w, rq);
-    if (widx >= 0 && rc == MPI_SUCCESS) {
-        op_record("MPI_Rput", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, NULL, *rq, PC);
-        req_track(*rq, widx, 0, "MPI_Rput", t);
-    }
-    return rc;
+    OP_RCALL("MPI_Rput", next_MPI_Rput(o, oc, ot, t, d, tc, tt, w, rq),
+             op_record("MPI_Rput", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, NULL, *rq, PC,
+                       stamp_next()))
 }
 
 int MPI_Rget(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
              MPI_Win w, MPI_Request *rq)
 {
     NEXT(MPI_Rget);
-    OP_PROLOGUE(w, t);
-    int rc = next_MPI_Rget(o, oc, ot, t, d, tc, tt, w, rq);
-    if (widx >= 0 && rc == MPI_SUCCESS) {
-        op_record("MPI_Rget", widx, t, d, tc, tt, NULL, 0, ot, o, oc, ot, NULL, *rq, PC);
-        req_track(*rq, widx, 0, "MPI_Rget", t);
-    }
-    return rc;
+    OP_RCALL("MPI_Rget", next_MPI_Rget(o, oc, ot, t, d, tc, tt, w, rq),
+             op_record("MPI_Rget", widx, t, d, tc, tt, NULL, 0, ot, o, oc, ot, NULL, *rq, PC,
+                       stamp_next()))
 }
 
 int MPI_Raccumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                     MPI_Datatype tt, MPI_Op op, MPI_Win w, MPI_Request *rq)
 {
     NEXT(MPI_Raccumulate);
-    OP_PROLOGUE(w, t);
-    int rc = next_MPI_Raccumulate(o, oc, ot, t, d, tc, tt, op, w, rq);
-    if (widx >= 0 && rc == MPI_SUCCESS) {
-        op_record("MPI_Raccumulate", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, op_name(op), *rq,
-                  PC);
-        req_track(*rq, widx, 0, "MPI_Raccumulate", t);
-    }
-    return rc;
+    OP_RCALL("MPI_Raccumulate", next_MPI_Raccumulate(o, oc, ot, t, d, tc, tt, op, w, rq),
+             op_record("MPI_Raccumulate", widx, t, d, tc, tt, o, oc, ot, NULL, 0, ot, op_name(op),
+                       *rq, PC, stamp_next()))
 }
 
 int MPI_Rget_accumulate(const void *o, int oc, MPI_Datatype ot, void *r, int rc_,
@@ -1424,14 +1616,10 @@ int MPI_Rget_accumulate(const void *o, int oc, MPI_Datatype ot, void *r, int rc_
                         MPI_Win w, MPI_Request *rq)
 {
     NEXT(MPI_Rget_accumulate);
-    OP_PROLOGUE(w, t);
-    int rc = next_MPI_Rget_accumulate(o, oc, ot, r, rc_, rt, t, d, tc, tt, op, w, rq);
-    if (widx >= 0 && rc == MPI_SUCCESS) {
-        op_record("MPI_Rget_accumulate", widx, t, d, tc, tt, op == MPI_NO_OP ? NULL : o, oc, ot,
-                  r, rc_, rt, op_name(op), *rq, PC);
-        req_track(*rq, widx, 0, "MPI_Rget_accumulate", t);
-    }
-    return rc;
+    OP_RCALL("MPI_Rget_accumulate",
+             next_MPI_Rget_accumulate(o, oc, ot, r, rc_, rt, t, d, tc, tt, op, w, rq),
+             op_record("MPI_Rget_accumulate", widx, t, d, tc, tt, op == MPI_NO_OP ? NULL : o, oc,
+                       ot, r, rc_, rt, op_name(op), *rq, PC, stamp_next()))
 }
 
 /* ---- synchronization ---------------------------------------------------------------------- */
@@ -1458,131 +1646,188 @@ static void sync_record(int widx, const char *call, int target, int a1, int a2, 
 
 #define SYNC_PROLOGUE(win) int widx = (rc_active && !rc_inside) ? widx_of(win) : -1;
 
+/* Receives the clocks of the window comm ranks g[0..n) with tag (a copy of the group: recv_vc
+ * drops the big lock). */
+static void recv_vcs(const int *g, int n, int tag, MPI_Comm comm)
+{
+    int *c = ints_dup(g, n);
+    if (!c)
+        return;
+    for (int i = 0; i < n; i++)
+        recv_vc(c[i], tag, comm);
+    free(c);
+}
+
 int MPI_Win_fence(int assert, MPI_Win w)
 {
     NEXT(MPI_Win_fence);
+    LOCK();
     SYNC_PROLOGUE(w);
-    if (widx < 0)
+    if (widx < 0) {
+        UNLOCK();
         return next_MPI_Win_fence(assert, w);
+    }
+    uint64_t st = stamp_next();
     sync_record(widx, "MPI_Win_fence", -1, assert, 0, NULL, MPI_REQUEST_NULL, PC);
+    UNLOCK();
     int rc = next_MPI_Win_fence(assert, w);
-    RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
+    LOCK();
+    release_ops(widx, -1, 0, MPI_REQUEST_NULL, st);
     allreduce_vc(wins[widx].shadow);
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_post(MPI_Group g, int assert, MPI_Win w)
 {
     NEXT(MPI_Win_post);
+    LOCK();
     SYNC_PROLOGUE(w);
-    if (widx < 0)
+    if (widx < 0) {
+        UNLOCK();
         return next_MPI_Win_post(g, assert, w);
+    }
     char gs[1024];
     free(wins[widx].post);
     wins[widx].npost = group_ranks(g, widx, &wins[widx].post);
     group_str(widx, wins[widx].post, wins[widx].npost, gs, sizeof gs);
     sync_record(widx, "MPI_Win_post", -1, assert, 0, gs, MPI_REQUEST_NULL, PC);
+    UNLOCK();
     int rc = next_MPI_Win_post(g, assert, w);
+    LOCK();
     for (int i = 0; i < wins[widx].npost; i++)
         send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_start(MPI_Group g, int assert, MPI_Win w)
 {
     NEXT(MPI_Win_start);
+    LOCK();
     SYNC_PROLOGUE(w);
-    if (widx < 0)
+    if (widx < 0) {
+        UNLOCK();
         return next_MPI_Win_start(g, assert, w);
+    }
     char gs[1024];
     free(wins[widx].start);
     wins[widx].nstart = group_ranks(g, widx, &wins[widx].start);
     group_str(widx, wins[widx].start, wins[widx].nstart, gs, sizeof gs);
     sync_record(widx, "MPI_Win_start", -1, assert, 0, gs, MPI_REQUEST_NULL, PC);
+    UNLOCK();
     int rc = next_MPI_Win_start(g, assert, w);
+    LOCK();
     if (rc == MPI_SUCCESS)
-        for (int i = 0; i < wins[widx].nstart; i++)
-            recv_vc(wins[widx].start[i], TAG_POST, wins[widx].shadow);
+        recv_vcs(wins[widx].start, wins[widx].nstart, TAG_POST, wins[widx].shadow);
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_complete(MPI_Win w)
 {
     NEXT(MPI_Win_complete);
+    LOCK();
     SYNC_PROLOGUE(w);
-    if (widx < 0)
+    if (widx < 0) {
+        UNLOCK();
         return next_MPI_Win_complete(w);
+    }
+    uint64_t st = stamp_next();
     sync_record(widx, "MPI_Win_complete", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    UNLOCK();
     int rc = next_MPI_Win_complete(w);
-    RELEASE(widx, -1, 0, MPI_REQUEST_NULL);
+    LOCK();
+    release_ops(widx, -1, 0, MPI_REQUEST_NULL, st);
     post_recv_finish(&wins[widx]); /* an MPIX_Win_istart's post clocks */
     if (rc == MPI_SUCCESS) {
         for (int i = 0; i < wins[widx].nstart; i++)
             send_vc(wins[widx].start[i], TAG_COMPLETE, wins[widx].shadow);
         wins[widx].nstart = 0;
     }
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_wait(MPI_Win w)
 {
     NEXT(MPI_Win_wait);
+    LOCK();
     SYNC_PROLOGUE(w);
-    if (widx < 0)
+    if (widx < 0) {
+        UNLOCK();
         return next_MPI_Win_wait(w);
-    sync_record(widx, "MPI_Win_wait", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
-    int rc = next_MPI_Win_wait(w);
-    if (rc == MPI_SUCCESS) {
-        for (int i = 0; i < wins[widx].npost; i++)
-            recv_vc(wins[widx].post[i], TAG_COMPLETE, wins[widx].shadow);
-        wins[widx].npost = 0;
     }
+    sync_record(widx, "MPI_Win_wait", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    UNLOCK();
+    int rc = next_MPI_Win_wait(w);
+    LOCK();
+    if (rc == MPI_SUCCESS) {
+        int n = wins[widx].npost;
+        wins[widx].npost = 0;
+        recv_vcs(wins[widx].post, n, TAG_COMPLETE, wins[widx].shadow);
+    }
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_test(MPI_Win w, int *flag)
 {
     NEXT(MPI_Win_test);
-    SYNC_PROLOGUE(w);
     int rc = next_MPI_Win_test(w, flag);
+    LOCK();
+    SYNC_PROLOGUE(w);
     if (widx >= 0 && rc == MPI_SUCCESS && *flag) {
         sync_record(widx, "MPI_Win_wait", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
-        for (int i = 0; i < wins[widx].npost; i++)
-            recv_vc(wins[widx].post[i], TAG_COMPLETE, wins[widx].shadow);
+        int n = wins[widx].npost;
         wins[widx].npost = 0;
+        recv_vcs(wins[widx].post, n, TAG_COMPLETE, wins[widx].shadow);
     }
+    UNLOCK();
     return rc;
 }
 
 int MPI_Win_lock(int type, int t, int assert, MPI_Win w)
 {
     NEXT(MPI_Win_lock);
+    LOCK();
     SYNC_PROLOGUE(w);
     if (widx >= 0)
         sync_record(widx, "MPI_Win_lock", t, assert, type == MPI_LOCK_EXCLUSIVE, NULL,
                     MPI_REQUEST_NULL, PC);
+    UNLOCK();
     return next_MPI_Win_lock(type, t, assert, w);
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win w)
 {
     NEXT(MPI_Win_lock_all);
+    LOCK();
     SYNC_PROLOGUE(w);
     if (widx >= 0)
         sync_record(widx, "MPI_Win_lock_all", -1, assert, 0, NULL, MPI_REQUEST_NULL, PC);
+    UNLOCK();
     return next_MPI_Win_lock_all(assert, w);
 }
 
+/* A closing call completes what was issued before it started (stamp st), on return. */
 #define CLOSE_WRAPPER(NAME, ARGS_DECL, ARGS, TARGET, LOCAL)                                        \
     int NAME ARGS_DECL                                                                             \
     {                                                                                              \
         NEXT(NAME);                                                                                \
+        LOCK();                                                                                    \
         SYNC_PROLOGUE(w);                                                                          \
-        if (widx < 0)                                                                              \
+        if (widx < 0) {                                                                            \
+            UNLOCK();                                                                              \
             return next_##NAME ARGS;                                                               \
+        }                                                                                          \
+        uint64_t st = stamp_next();                                                                \
         sync_record(widx, #NAME, TARGET, 0, 0, NULL, MPI_REQUEST_NULL, PC);                        \
+        UNLOCK();                                                                                  \
         int rc = next_##NAME ARGS;                                                                 \
-        RELEASE(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1, 0, MPI_REQUEST_NULL); \
+        LOCK();                                                                                    \
+        release_ops(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1, 0, MPI_REQUEST_NULL, st);    \
+        UNLOCK();                                                                                  \
         return rc;                                                                                 \
     }
 
@@ -1596,9 +1841,11 @@ CLOSE_WRAPPER(MPI_Win_flush_local_all, (MPI_Win w), (w), -1, 1)
 int MPI_Win_sync(MPI_Win w)
 {
     NEXT(MPI_Win_sync);
+    LOCK();
     SYNC_PROLOGUE(w);
     if (widx >= 0)
         sync_record(widx, "MPI_Win_sync", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    UNLOCK();
     return next_MPI_Win_sync(w);
 }
 
@@ -1608,21 +1855,31 @@ int MPI_Win_sync(MPI_Win w)
     int NAME ARGS_DECL;                                                                            \
     int NAME ARGS_DECL                                                                             \
     {                                                                                              \
-        static __typeof__(&NAME) nx;                                                               \
-        if (!nx)                                                                                   \
+        static __typeof__(&NAME) nx_;                                                              \
+        __typeof__(&NAME) nx = __atomic_load_n(&nx_, __ATOMIC_ACQUIRE);                            \
+        if (!nx) {                                                                                 \
             nx = (__typeof__(&NAME))dlsym(RTLD_NEXT, #NAME);                                       \
+            __atomic_store_n(&nx_, nx, __ATOMIC_RELEASE);                                          \
+        }                                                                                          \
         if (!nx) {                                                                                 \
             fprintf(stderr, "rmacheck: %s is not provided by the MPI library\n", #NAME);           \
             return MPI_ERR_OTHER;                                                                  \
         }                                                                                          \
+        LOCK();                                                                                    \
         SYNC_PROLOGUE(w);                                                                          \
+        uint64_t st = stamp_next(); /* what is issued before the call, the call covers */          \
+        UNLOCK();                                                                                  \
         int rc = nx ARGS;                                                                          \
         if (widx < 0 || rc != MPI_SUCCESS)                                                         \
             return rc;                                                                             \
+        LOCK();                                                                                    \
         char gs[1024] = "-";                                                                       \
         GROUP;                                                                                     \
         sync_record(widx, #NAME, TARGET, A1, A2, gs, *req, PC);                                    \
-        req_take_epoch(req_track(*req, widx, 1, #NAME, TARGET), widx, #NAME);                      \
+        rc_req_t *e_ = req_track(*req, widx, 1, #NAME, TARGET);                                    \
+        if (e_)                                                                                    \
+            e_->start = st;                                                                        \
+        req_take_epoch(e_, widx, #NAME);                                                           \
         if (strstr(#NAME, "unlock") || strstr(#NAME, "flush") || strstr(#NAME, "complete") ||     \
             strstr(#NAME, "fence"))                                                                \
             rc_inflight_mark_closing(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1);             \
@@ -1631,6 +1888,7 @@ int MPI_Win_sync(MPI_Win w)
                 send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);                          \
         if (strcmp(#NAME, "MPIX_Win_istart") == 0)                                                 \
             post_recv_start(&wins[widx]);                                                          \
+        UNLOCK();                                                                                  \
         return rc;                                                                                 \
     }
 
@@ -1683,12 +1941,12 @@ static void p2p_recv_edge(MPI_Comm comm, const MPI_Status *st)
     rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), cs);
 }
 
-static void req_done(MPI_Request r, const MPI_Status *st)
+/* The completion of request r, whose entry ep the caller took out of the table (req_claim) before
+ * the call that completed it: once MPI completed it, another thread may be handed the same handle
+ * for a new request and follow it before this thread gets here. Caller holds the big lock. */
+static void req_done(rc_req_t *ep, MPI_Request r, const MPI_Status *st)
 {
-    rc_req_t *ep = (rc_req_t *)ht_remove(&reqs, req_key(r));
-    if (!ep)
-        return;
-    rc_req_t e = *ep; /* out of the table first: what follows may follow other requests */
+    rc_req_t e = *ep;
     free(ep);
     if (e.sync == 3) {
         if (st)
@@ -1721,21 +1979,46 @@ static void req_done(MPI_Request r, const MPI_Status *st)
             recv_vc(e.grp[i], TAG_COMPLETE, W->shadow);
     }
     req_bufs_free(&e);
+    if (!wins[e.widx].used) /* freed while this thread waited without the lock */
+        return;
     char v[256];
     rc_tick();
     rc_log("rq %s %d %s %s\n", rc_vc(v, sizeof v), e.widx, e.call, req_str(r));
     if (!e.sync) {
-        RELEASE(e.widx, -1, 1, r);
+        release_ops(e.widx, -1, 1, r, RC_STAMP_ALL);
         return;
     }
     int tw = e.target >= 0 ? wworld(e.widx, e.target) : -1;
     if (strstr(e.call, "unlock") || strstr(e.call, "flush"))
-        RELEASE(e.widx, tw, 0, MPI_REQUEST_NULL);
+        release_ops(e.widx, tw, 0, MPI_REQUEST_NULL, e.start);
     if (strcmp(e.call, "MPIX_Win_ifence") == 0 || strcmp(e.call, "MPIX_Win_icomplete") == 0)
-        RELEASE(e.widx, -1, 0, MPI_REQUEST_NULL);
+        release_ops(e.widx, -1, 0, MPI_REQUEST_NULL, e.start);
 }
 
-static int tracked(MPI_Request r) { return ht_find(&reqs, req_key(r)) != NULL; }
+/* The entry of r, out of the table while a completion call runs without the big lock (NULL: not
+ * followed). The handle stays r's until the call completes it, so no other entry can take the
+ * key meanwhile; req_unclaim puts back the entry of a request the call did not complete. */
+static rc_req_t *req_claim(MPI_Request r)
+{
+    if (!rc_active || rc_inside || r == MPI_REQUEST_NULL)
+        return NULL;
+    return (rc_req_t *)ht_remove(&reqs, req_key(r));
+}
+
+static void req_unclaim(rc_req_t *e)
+{
+    if (!e)
+        return;
+    rc_req_t *old = (rc_req_t *)ht_remove(&reqs, e->h.key); /* none: the handle was live */
+    if (old) {
+        req_drop(old);
+        free(old);
+    }
+    if (!ht_insert(&reqs, &e->h)) {
+        req_drop(e);
+        free(e);
+    }
+}
 
 /* The family passes each completed request's status to req_done (a receive needs its source
  * and tag); where the application ignores statuses, the wrappers ask for them anyway. */
@@ -1745,9 +2028,15 @@ int MPI_Wait(MPI_Request *r, MPI_Status *st)
     MPI_Request s = *r;
     MPI_Status own;
     MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    LOCK();
+    rc_req_t *e = req_claim(s);
+    UNLOCK();
     int rc = next_MPI_Wait(r, use);
-    if (rc_active && !rc_inside && tracked(s))
-        req_done(s, rc == MPI_SUCCESS ? use : NULL);
+    if (e) {
+        LOCK();
+        req_done(e, s, rc == MPI_SUCCESS ? use : NULL);
+        UNLOCK();
+    }
     return rc;
 }
 
@@ -1757,29 +2046,65 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st)
     MPI_Request s = *r;
     MPI_Status own;
     MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    LOCK();
+    rc_req_t *e = req_claim(s);
+    UNLOCK();
     int rc = next_MPI_Test(r, flag, use);
-    if (rc_active && !rc_inside && *flag && tracked(s))
-        req_done(s, rc == MPI_SUCCESS ? use : NULL);
+    if (e) {
+        LOCK();
+        if (*flag)
+            req_done(e, s, rc == MPI_SUCCESS ? use : NULL);
+        else
+            req_unclaim(e);
+        UNLOCK();
+    }
     return rc;
 }
 
-/* The handles before the call (completion sets them to MPI_REQUEST_NULL): on the stack up to
- * 64, else on the heap (FREE_REQS); without memory, only the first 64 are followed. */
+/* The handles before the call (completion sets them to MPI_REQUEST_NULL) and their claimed
+ * entries: on the stack up to 64, else on the heap (FREE_REQS); without memory, only the first
+ * 64 are followed. */
+typedef struct {
+    MPI_Request r;
+    rc_req_t *e;
+} rc_saved_t;
 #define SAVE_REQS(n, r)                                                                            \
-    MPI_Request sv_stack_[64];                                                                     \
-    MPI_Request *sv_ = (n) > 64 ? malloc((size_t)(n) * sizeof *sv_) : NULL;                        \
+    rc_saved_t sv_stack_[64];                                                                      \
+    rc_saved_t *sv_ = (n) > 64 ? malloc((size_t)(n) * sizeof *sv_) : NULL;                         \
     int nsv_ = (n) < 0 ? 0 : (n);                                                                  \
     if (!sv_) {                                                                                    \
         sv_ = sv_stack_;                                                                           \
         nsv_ = nsv_ < 64 ? nsv_ : 64;                                                              \
     }                                                                                              \
-    for (int i_ = 0; i_ < nsv_; i_++)                                                              \
-        sv_[i_] = (r)[i_];
+    LOCK();                                                                                        \
+    for (int i_ = 0; i_ < nsv_; i_++) {                                                            \
+        sv_[i_].r = (r)[i_];                                                                       \
+        sv_[i_].e = req_claim(sv_[i_].r);                                                          \
+    }                                                                                              \
+    UNLOCK();
 #define FREE_REQS()                                                                                \
     do {                                                                                           \
         if (sv_ != sv_stack_)                                                                      \
             free(sv_);                                                                             \
     } while (0)
+
+/* After the call: the completion of saved request i (st: its status or NULL) ... */
+static void saved_done(rc_saved_t *sv, int i, const MPI_Status *st)
+{
+    if (sv[i].e)
+        req_done(sv[i].e, sv[i].r, st);
+    sv[i].e = NULL;
+}
+
+/* ... and the entries of those the call did not complete go back. */
+static void saved_unclaim(rc_saved_t *sv, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (sv[i].e) {
+            req_unclaim(sv[i].e);
+            sv[i].e = NULL;
+        }
+}
 
 /* statuses for n requests: the caller's, or an array of our own (NULL when out of memory) */
 static MPI_Status *statuses(int n, MPI_Status st[], MPI_Status **own)
@@ -1797,10 +2122,10 @@ int MPI_Waitall(int n, MPI_Request r[], MPI_Status st[])
     SAVE_REQS(n, r);
     MPI_Status *own, *use = statuses(n, st, &own);
     int rc = next_MPI_Waitall(n, r, use);
-    if (rc_active && !rc_inside)
-        for (int i = 0; i < nsv_; i++)
-            if (tracked(sv_[i]))
-                req_done(sv_[i], rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    LOCK();
+    for (int i = 0; i < nsv_; i++)
+        saved_done(sv_, i, rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    UNLOCK();
     free(own);
     FREE_REQS();
     return rc;
@@ -1812,10 +2137,12 @@ int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status st[])
     SAVE_REQS(n, r);
     MPI_Status *own, *use = statuses(n, st, &own);
     int rc = next_MPI_Testall(n, r, flag, use);
-    if (rc_active && !rc_inside && *flag)
+    LOCK();
+    if (*flag)
         for (int i = 0; i < nsv_; i++)
-            if (tracked(sv_[i]))
-                req_done(sv_[i], rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+            saved_done(sv_, i, rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    saved_unclaim(sv_, nsv_);
+    UNLOCK();
     free(own);
     FREE_REQS();
     return rc;
@@ -1828,8 +2155,11 @@ int MPI_Waitany(int n, MPI_Request r[], int *idx, MPI_Status *st)
     MPI_Status own;
     MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
     int rc = next_MPI_Waitany(n, r, idx, use);
-    if (rc_active && !rc_inside && *idx >= 0 && *idx < nsv_ && tracked(sv_[*idx]))
-        req_done(sv_[*idx], rc == MPI_SUCCESS ? use : NULL);
+    LOCK();
+    if (*idx >= 0 && *idx < nsv_)
+        saved_done(sv_, *idx, rc == MPI_SUCCESS ? use : NULL);
+    saved_unclaim(sv_, nsv_);
+    UNLOCK();
     FREE_REQS();
     return rc;
 }
@@ -1841,20 +2171,26 @@ int MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st)
     MPI_Status own;
     MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
     int rc = next_MPI_Testany(n, r, idx, flag, use);
-    if (rc_active && !rc_inside && *flag && *idx >= 0 && *idx < nsv_ && tracked(sv_[*idx]))
-        req_done(sv_[*idx], rc == MPI_SUCCESS ? use : NULL);
+    LOCK();
+    if (*flag && *idx >= 0 && *idx < nsv_)
+        saved_done(sv_, *idx, rc == MPI_SUCCESS ? use : NULL);
+    saved_unclaim(sv_, nsv_);
+    UNLOCK();
     FREE_REQS();
     return rc;
 }
 
 static void some_done(const int *outcount, const int idx[], const MPI_Status *use,
-                      const MPI_Request *sv, int nsv, int rc)
+                      rc_saved_t *sv, int nsv, int rc)
 {
-    if (!rc_active || rc_inside || *outcount == MPI_UNDEFINED)
-        return;
-    for (int i = 0; i < *outcount; i++)
-        if (idx[i] >= 0 && idx[i] < nsv && tracked(sv[idx[i]]))
-            req_done(sv[idx[i]], rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    LOCK();
+    if (*outcount != MPI_UNDEFINED)
+        for (int i = 0; i < *outcount; i++)
+            if (idx[i] >= 0 && idx[i] < nsv)
+                saved_done(sv, idx[i],
+                           rc == MPI_SUCCESS && use != MPI_STATUSES_IGNORE ? &use[i] : NULL);
+    saved_unclaim(sv, nsv);
+    UNLOCK();
 }
 
 int MPI_Waitsome(int n, MPI_Request r[], int *outcount, int idx[], MPI_Status st[])
@@ -1896,8 +2232,10 @@ static void coll_edge(const char *name, MPI_Comm comm)
     {                                                                                              \
         NEXT(NAME);                                                                                \
         int rc = next_##NAME ARGS;                                                                 \
+        LOCK();                                                                                    \
         if (rc_active && !rc_inside && rc == MPI_SUCCESS)                                          \
             coll_edge(#NAME, comm);                                                                \
+        UNLOCK();                                                                                  \
         return rc;                                                                                 \
     }
 
@@ -1975,7 +2313,14 @@ static int to_world(MPI_Comm comm, int r)
 /* Every way to send a message carries the sender's clock, and every receive consumes one, or a
  * receive would wait for a clock nobody sends (an MPI_Ssend matched by an MPI_Recv hung under
  * the first runtime). Blocking sends send it on return, nonblocking ones at the call (the
- * message's content is fixed then), persistent ones at each MPI_Start. */
+ * message's content is fixed then), persistent ones at each MPI_Start.
+ * Threads: clocks are copied and sent under the big lock, so on each channel, destination and
+ * tag they leave in an order in which they only grow. When threads send to one destination with
+ * one tag and communicator at once, the k-th clock may belong to another thread's message than
+ * the k-th message, but it is at least the clock of the k-th message's send: the k sends whose
+ * clocks left first had all returned before it, so, MPI ordering the messages of calls ordered
+ * in time, the k-th message cannot have been sent after them. The receiving side has no such
+ * guarantee (docs/rmacheck.md, Limits). */
 static int p2p_send_pre(int dest, MPI_Comm comm, const char *what, MPI_Comm *ch)
 {
     *ch = MPI_COMM_NULL;
@@ -1996,10 +2341,15 @@ static int p2p_send_pre(int dest, MPI_Comm comm, const char *what, MPI_Comm *ch)
     {                                                                                              \
         NEXT(NAME);                                                                                \
         MPI_Comm ch;                                                                               \
+        LOCK();                                                                                    \
         int cd = p2p_send_pre(dest, comm, "send", &ch);                                            \
+        UNLOCK();                                                                                  \
         int rc = next_##NAME ARGS;                                                                 \
-        if (cd != MPI_UNDEFINED && rc == MPI_SUCCESS)                                              \
+        if (cd != MPI_UNDEFINED && rc == MPI_SUCCESS) {                                            \
+            LOCK();                                                                                \
             send_vc(cd, tag, ch);                                                                  \
+            UNLOCK();                                                                              \
+        }                                                                                          \
         return rc;                                                                                 \
     }
 #define BSEND_DECL (const void *b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
@@ -2021,8 +2371,10 @@ int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MP
     int rc = next_MPI_Recv(b, c, t, src, tag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
+    LOCK();
     if (rc_active && !rc_inside && rc == MPI_SUCCESS)
         p2p_recv_edge(comm, &s);
+    UNLOCK();
     return rc;
 }
 
@@ -2030,11 +2382,13 @@ int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MP
 static void sendrecv_edges(int cd, MPI_Comm ch, int stag, MPI_Comm comm, int rc,
                            const MPI_Status *s)
 {
-    if (!rc_active || rc_inside || rc != MPI_SUCCESS)
-        return;
-    if (cd != MPI_UNDEFINED)
-        send_vc(cd, stag, ch);
-    p2p_recv_edge(comm, s);
+    LOCK();
+    if (rc_active && !rc_inside && rc == MPI_SUCCESS) {
+        if (cd != MPI_UNDEFINED)
+            send_vc(cd, stag, ch);
+        p2p_recv_edge(comm, s);
+    }
+    UNLOCK();
 }
 
 int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, void *rb, int rc_,
@@ -2043,7 +2397,9 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, v
     NEXT(MPI_Sendrecv);
     MPI_Status s;
     MPI_Comm ch;
+    LOCK();
     int cd = p2p_send_pre(dest, comm, "sendrecv", &ch);
+    UNLOCK();
     int rc = next_MPI_Sendrecv(sb, sc, stt, dest, stag, rb, rc_, rt, src, rtag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
@@ -2057,7 +2413,9 @@ int MPI_Sendrecv_replace(void *b, int c, MPI_Datatype t, int dest, int stag, int
     NEXT(MPI_Sendrecv_replace);
     MPI_Status s;
     MPI_Comm ch;
+    LOCK();
     int cd = p2p_send_pre(dest, comm, "sendrecv", &ch);
+    UNLOCK();
     int rc = next_MPI_Sendrecv_replace(b, c, t, dest, stag, src, rtag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
@@ -2069,9 +2427,11 @@ int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, M
 {
     NEXT(MPI_Irecv);
     int rc = next_MPI_Irecv(b, c, t, src, tag, comm, rq);
+    LOCK();
     if (rc_active && !rc_inside && rc == MPI_SUCCESS && src != MPI_PROC_NULL &&
         wshadow != MPI_COMM_NULL)
         recv_track(*rq, comm, "MPI_Irecv");
+    UNLOCK();
     return rc;
 }
 
@@ -2083,8 +2443,11 @@ int MPI_Irecv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, M
     {                                                                                              \
         NEXT(NAME);                                                                                \
         int rc = next_##NAME ARGS;                                                                 \
-        if (rc == MPI_SUCCESS)                                                                     \
+        if (rc == MPI_SUCCESS) {                                                                   \
+            LOCK();                                                                                \
             chan_new(*(OUT));                                                                      \
+            UNLOCK();                                                                              \
+        }                                                                                          \
         return rc;                                                                                 \
     }
 CTOR(MPI_Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n), n)
@@ -2117,19 +2480,33 @@ int MPI_Comm_idup(MPI_Comm c, MPI_Comm *n, MPI_Request *r)
 {
     NEXT(MPI_Comm_idup);
     int rc = next_MPI_Comm_idup(c, n, r);
-    if (rc == MPI_SUCCESS && !rc_inside)
+    if (rc == MPI_SUCCESS && !rc_inside) {
+        LOCK();
         chan_drop(*n);
+        UNLOCK();
+    }
     return rc;
 }
 
+/* The channel is taken out of the table before the call: once MPI freed the communicator,
+ * another thread's constructor may get its handle (and its own channel) at once. */
 #define DTOR(NAME)                                                                                 \
     int NAME(MPI_Comm *c)                                                                          \
     {                                                                                              \
         NEXT(NAME);                                                                                \
         MPI_Comm old = *c;                                                                         \
+        LOCK();                                                                                    \
+        rc_chan_t *ch = rc_inside ? NULL : (rc_chan_t *)ht_remove(&chans, comm_key(old));          \
+        UNLOCK();                                                                                  \
         int rc = next_##NAME(c);                                                                   \
-        if (rc == MPI_SUCCESS && !rc_inside)                                                       \
-            chan_drop(old);                                                                        \
+        if (ch) {                                                                                  \
+            LOCK();                                                                                \
+            if (rc == MPI_SUCCESS || ht_find(&chans, ch->h.key) || !ht_insert(&chans, &ch->h)) {   \
+                comm_free_unlocked(&ch->shadow);                                                   \
+                free(ch);                                                                          \
+            }                                                                                      \
+            UNLOCK();                                                                              \
+        }                                                                                          \
         return rc;                                                                                 \
     }
 DTOR(MPI_Comm_free)
@@ -2173,9 +2550,11 @@ static void preq_send(MPI_Request r, int dest, int tag, MPI_Comm comm)
     {                                                                                              \
         NEXT(NAME);                                                                                \
         int rc = next_##NAME(b, c, t, dest, tag, comm, rq);                                        \
+        LOCK();                                                                                    \
         if (rc == MPI_SUCCESS && rc_active && !rc_inside && dest != MPI_PROC_NULL &&               \
             wshadow != MPI_COMM_NULL)                                                              \
             preq_send(*rq, dest, tag, comm);                                                       \
+        UNLOCK();                                                                                  \
         return rc;                                                                                 \
     }
 
@@ -2189,9 +2568,11 @@ int MPI_Recv_init(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm com
 {
     NEXT(MPI_Recv_init);
     int rc = next_MPI_Recv_init(b, c, t, src, tag, comm, rq);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside && src != MPI_PROC_NULL &&
         wshadow != MPI_COMM_NULL)
         preq_add(*rq, 1, MPI_UNDEFINED, tag, comm);
+    UNLOCK();
     return rc;
 }
 
@@ -2214,8 +2595,10 @@ int MPI_Start(MPI_Request *r)
 {
     NEXT(MPI_Start);
     int rc = next_MPI_Start(r);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
         preq_started(*r);
+    UNLOCK();
     return rc;
 }
 
@@ -2223,9 +2606,11 @@ int MPI_Startall(int n, MPI_Request r[])
 {
     NEXT(MPI_Startall);
     int rc = next_MPI_Startall(n, r);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
         for (int i = 0; i < n; i++)
             preq_started(r[i]);
+    UNLOCK();
     return rc;
 }
 
@@ -2235,9 +2620,17 @@ int MPI_Request_free(MPI_Request *r)
 {
     NEXT(MPI_Request_free);
     MPI_Request s = *r;
+    /* out of the table before the call: once freed, the handle may go to another thread */
+    LOCK();
+    rc_preq_t *p = s == MPI_REQUEST_NULL ? NULL : (rc_preq_t *)ht_remove(&preqs, req_key(s));
+    UNLOCK();
     int rc = next_MPI_Request_free(r);
-    if (rc == MPI_SUCCESS)
-        free(ht_remove(&preqs, req_key(s)));
+    if (p) {
+        LOCK();
+        if (rc == MPI_SUCCESS || ht_find(&preqs, p->h.key) || !ht_insert(&preqs, &p->h))
+            free(p);
+        UNLOCK();
+    }
     return rc;
 }
 
@@ -2278,8 +2671,10 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st)
 {
     NEXT(MPI_Mprobe);
     int rc = next_MPI_Mprobe(src, tag, comm, m, st);
+    LOCK();
     if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
         msg_add(*m, comm);
+    UNLOCK();
     return rc;
 }
 
@@ -2287,8 +2682,10 @@ int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *m, MPI_
 {
     NEXT(MPI_Improbe);
     int rc = next_MPI_Improbe(src, tag, comm, flag, m, st);
+    LOCK();
     if (rc == MPI_SUCCESS && *flag && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
         msg_add(*m, comm);
+    UNLOCK();
     return rc;
 }
 
@@ -2298,11 +2695,18 @@ int MPI_Mrecv(void *b, int c, MPI_Datatype t, MPI_Message *m, MPI_Status *st)
     MPI_Message s = *m;
     MPI_Status own;
     MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+    /* taken before the call: once received, the message handle may go to another thread */
+    LOCK();
+    MPI_Comm comm = rc_active && !rc_inside ? msg_take(s) : MPI_COMM_NULL;
+    UNLOCK();
     int rc = next_MPI_Mrecv(b, c, t, m, use);
-    if (rc_active && !rc_inside) {
-        MPI_Comm comm = msg_take(s);
-        if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+    if (comm != MPI_COMM_NULL) {
+        LOCK();
+        if (rc == MPI_SUCCESS)
             p2p_recv_edge(comm, use);
+        else if (*m == s)
+            msg_add(s, comm); /* not received: still the program's */
+        UNLOCK();
     }
     return rc;
 }
@@ -2311,11 +2715,17 @@ int MPI_Imrecv(void *b, int c, MPI_Datatype t, MPI_Message *m, MPI_Request *rq)
 {
     NEXT(MPI_Imrecv);
     MPI_Message s = *m;
+    LOCK();
+    MPI_Comm comm = rc_active && !rc_inside ? msg_take(s) : MPI_COMM_NULL;
+    UNLOCK();
     int rc = next_MPI_Imrecv(b, c, t, m, rq);
-    if (rc_active && !rc_inside) {
-        MPI_Comm comm = msg_take(s);
-        if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+    if (comm != MPI_COMM_NULL) {
+        LOCK();
+        if (rc == MPI_SUCCESS)
             recv_track(*rq, comm, "MPI_Imrecv");
+        else if (*m == s)
+            msg_add(s, comm);
+        UNLOCK();
     }
     return rc;
 }
@@ -2349,8 +2759,10 @@ static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
     {                                                                                              \
         NEXT(NAME);                                                                                \
         int rc = next_##NAME ARGS;                                                                 \
+        LOCK();                                                                                    \
         if (rc_active && !rc_inside && rc == MPI_SUCCESS)                                          \
             icoll_track(*req, comm, #NAME);                                                        \
+        UNLOCK();                                                                                  \
         return rc;                                                                                 \
     }
 
