@@ -1230,8 +1230,11 @@ void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e)
 }
 
 /* Close a LOCK or LOCK_ALL epoch and complete it at once if the engine is idle and e holds no
- * recorded call: what advancing it on the work list would do (try_complete always finishes these
- * kinds), without the work and closed lists. No deferred epoch can wait for e — it closes after
+ * recorded call: what advancing it on the work list would do, without the work and closed lists.
+ * try_complete finishes these kinds, except a lock epoch toward another node: its data is
+ * acknowledged (remote_quiet), then the release of the lock word goes out and the epoch waits on
+ * the quiet source for its acknowledgement; the call returns meanwhile (win.c's
+ * internal_pending: MPI_Win_free waits for it). No deferred epoch can wait for e — it closes after
  * every epoch opened so far — so nothing else is admitted by its completion. *err: the epoch's
  * error (a replayed call's) that its closing request would carry. 0 if the direct path does not
  * apply: close it with nbr_epoch_close and kick it. */

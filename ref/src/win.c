@@ -1127,6 +1127,18 @@ static void free_barrier(nbr_win_t *w)
     }
 }
 
+/* An epoch a blocking call closed and returned from before it completed: an unlock toward a
+ * target on another node returns once its operations are complete there (all MPI-3.1 §11.5.3
+ * asks), while the release of the lock word may still be on its way (epoch.c, remote_done). No
+ * request of the program stands for it, so freeing waits for it instead of refusing. */
+static int internal_pending(const nbr_win_t *w)
+{
+    for (const nbr_epoch_t *e = w->q_head; e; e = e->next)
+        if (e->closed && !e->close_req)
+            return 1;
+    return 0;
+}
+
 /* Freeing needs every epoch closed and complete (MPI-3.1 §11.2.5); a nonblocking epoch whose
  * request has not completed is an error, never a hang. The epoch the last fence opened may stay
  * open when it carried no RMA call. */
@@ -1134,6 +1146,11 @@ static int win_free(nbr_win_t *w, MPI_Win *win)
 {
     static const char call[] = "MPI_Win_free";
     nbr_progress();
+    long spins = 0;
+    while (NBR_UNLIKELY(w->nremote) && internal_pending(w)) {
+        nbr_progress();
+        nbr_wait_step(&spins);
+    }
     if (w->nlocked || w->all_ep || w->start_ep || w->post_ep || (w->fence_ep && w->epoch_ops))
         return nbr_err(w, call, MPI_ERR_RMA_SYNC,
                        "an epoch is still open (%s); close it before freeing the window",
@@ -1143,11 +1160,23 @@ static int win_free(nbr_win_t *w, MPI_Win *win)
                        : w->post_ep  ? "exposure epoch of MPI_Win_post"
                                      : "RMA calls issued after the last MPI_Win_fence");
     int open_fence = w->fence_ep != NULL;
-    if (w->npending > open_fence || w->nflushes)
+    if (w->npending > open_fence || w->nflushes) {
+        /* name the oldest one: which call left it behind */
+        static const char *const kind[] = {"?", "fence", "start", "post", "lock", "lock_all"};
+        static const char *const state[] = {"deferred", "active", "ready", "done"};
+        const nbr_epoch_t *e = w->q_head;
+        while (e && e == w->fence_ep)
+            e = e->next;
+        char what[96] = "";
+        if (e)
+            snprintf(what, sizeof what, "; the oldest: %s epoch, %s, %s", kind[e->kind % 6],
+                     state[e->state & 3], e->closed ? "closed" : "open");
         return nbr_err(w, call, MPI_ERR_RMA_SYNC,
                        "%d closed epoch(s) and %d flush(es) have not completed yet (%d of the "
-                       "epochs deferred); complete their requests with MPI_Wait or MPI_Test first",
-                       w->npending - open_fence, w->nflushes, w->ndeferred);
+                       "epochs deferred%s); complete their requests with MPI_Wait or MPI_Test "
+                       "first",
+                       w->npending - open_fence, w->nflushes, w->ndeferred, what);
+    }
     free_barrier(w);
     registry_remove(w);
     int rc = NBR_UNLOCKED(PMPI_Win_free(&w->handle)); /* everyone is here: its barrier is short */

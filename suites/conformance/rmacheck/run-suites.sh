@@ -53,6 +53,7 @@ conformance/nb_stress 4 clean --iters 40
 conformance/acc_minmax_multilang 3 clean
 conformance/win_disjoint 4 clean
 conformance/win_name 2 clean
+conformance/unlock_free 3 clean
 conformance/pscw_groups 4 clean
 conformance/thread_rma 2 clean --iters 200
 conformance/thread_rma 2 clean preload=nbrma --iters 50
