@@ -346,10 +346,13 @@ void rc_inflight_add(uintptr_t lo, size_t len, int win, int target, long seq, in
     rc_unlock();
 }
 
+/* Entries are appended in seq order (op_record numbers and adds them under the big lock) and
+ * removal keeps the order: the operation's own entries are near the end, after them only those
+ * of calls other threads made since. O(those), not O(all in flight). */
 void rc_inflight_issued(long seq, uint64_t issued)
 {
     rc_lock();
-    for (int i = 0; i < ninfl; i++)
+    for (int i = ninfl - 1; i >= 0 && infl[i].seq >= seq; i--)
         if (infl[i].seq == seq && !infl[i].issued)
             infl[i].issued = issued;
     rc_unlock();

@@ -1471,14 +1471,10 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
            (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
            op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
     long seq = rc_seq();
-    if (op && b->n > 0) {
-        atom_release(wins[widx].gid, widx, tw, (long)disp, b->off[0], req);
-        /* its entry, the last (appended after its last wait), is staged until a closing call
-         * that covers it (rc_astage_t) */
-        if (napend > 0 && apend[napend - 1].widx == widx && apend[napend - 1].tw == tw &&
-            apend[napend - 1].req == req)
-            astage_push(&apend[--napend], seq, issued);
-    }
+    /* Its local buffers go in flight before anything can wait (atom_release drops the big lock
+     * while it waits): entries are appended in seq order, which rc_inflight_issued relies on. */
+    int tn = b->n;
+    long toff0 = tn > 0 ? b->off[0] : 0;
     /* The call reads its origin buffer and writes its result buffer at some point until it
      * completes locally: against the local buffers of operations still in flight, that is what a
      * load or a store there would be (two gets into one buffer race; a put from a buffer a get
@@ -1500,6 +1496,14 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
         for (int i = 0; i < b[s].n; i++)
             rc_inflight_add((uintptr_t)side[s] + (uintptr_t)b[s].off[i], (size_t)b[s].len[i],
                             widx, tw, seq, s, req, issued);
+    if (op && tn > 0) {
+        atom_release(wins[widx].gid, widx, tw, (long)disp, toff0, req);
+        /* its entry, the last (appended after its last wait), is staged until a closing call
+         * that covers it (rc_astage_t) */
+        if (napend > 0 && apend[napend - 1].widx == widx && apend[napend - 1].tw == tw &&
+            apend[napend - 1].req == req)
+            astage_push(&apend[--napend], seq, issued);
+    }
     free(b);
     return seq;
 }
