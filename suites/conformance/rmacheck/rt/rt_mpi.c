@@ -325,6 +325,21 @@ static void atom_fail(const char *what)
     _exit(2);
 }
 
+/* Room for one more element in a growable array (*p, *n used of *cap): doubles it. A record the
+ * runtime cannot keep would be an edge lost (a false alarm later), so running out of memory
+ * stops the run (exit 2) instead. */
+static void grow(void *p, int n, int *cap, size_t size, int first)
+{
+    if (n < *cap)
+        return;
+    int nc = *cap ? 2 * *cap : first;
+    void *q = realloc(*(void **)p, (size_t)nc * size);
+    if (!q || nc <= *cap)
+        atom_fail("out of memory for the runtime's records");
+    *(void **)p = q;
+    *cap = nc;
+}
+
 /* RMACHECK_RANKS_PER_NODE: 0 when unset (nodes are what MPI_COMM_TYPE_SHARED says). */
 static int ranks_per_node(void)
 {
@@ -494,14 +509,7 @@ static void atom_release(const char *gid, int widx, int tw, long disp, long off,
         slot_rma(tw, slot, MPI_MAX, old);
         free(old);
     }
-    if (napend == capapend) {
-        int nc = capapend ? 2 * capapend : 64;
-        rc_apend_t *p = realloc(apend, (size_t)nc * sizeof *p);
-        if (!p)
-            atom_fail("out of memory");
-        apend = p;
-        capapend = nc;
-    }
+    grow(&apend, napend, &capapend, sizeof *apend, 64);
     apend[napend++] = (rc_apend_t){widx, tw, slot, req};
 }
 
@@ -561,28 +569,14 @@ static int nastage, capastage;
 
 static void astage_push(const rc_apend_t *a, long seq, uint64_t issued)
 {
-    if (nastage == capastage) {
-        int nc = capastage ? 2 * capastage : 64;
-        rc_astage_t *p = realloc(astage, (size_t)nc * sizeof *p);
-        if (!p)
-            return;
-        astage = p;
-        capastage = nc;
-    }
+    grow(&astage, nastage, &capastage, sizeof *astage, 64);
     astage[nastage++] = (rc_astage_t){*a, seq, issued};
 }
 
 /* Back into apend, where atom_acquire finds it; 0 without memory. */
 static int apend_push(const rc_apend_t *a)
 {
-    if (napend == capapend) {
-        int nc = capapend ? 2 * capapend : 64;
-        rc_apend_t *p = realloc(apend, (size_t)nc * sizeof *p);
-        if (!p)
-            return 0;
-        apend = p;
-        capapend = nc;
-    }
+    grow(&apend, napend, &capapend, sizeof *apend, 64);
     apend[napend++] = *a;
     return 1;
 }
@@ -685,14 +679,7 @@ static void sends_progress(int wait_all)
 static void send_vc(int dest, int tag, MPI_Comm comm)
 {
     sends_progress(0);
-    if (nsends == capsends) {
-        int nc = capsends ? 2 * capsends : 16;
-        rc_send_t *p = realloc(sends, (size_t)nc * sizeof *p);
-        if (!p)
-            return;
-        sends = p;
-        capsends = nc;
-    }
+    grow(&sends, nsends, &capsends, sizeof *sends, 16);
     uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
     if (!b)
         return;
