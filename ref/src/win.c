@@ -1165,7 +1165,7 @@ static int win_free(nbr_win_t *w, MPI_Win *win)
         static const char *const kind[] = {"?", "fence", "start", "post", "lock", "lock_all"};
         static const char *const state[] = {"deferred", "active", "ready", "done"};
         const nbr_epoch_t *e = w->q_head;
-        while (e && e == w->fence_ep)
+        if (e && e == w->fence_ep) /* the open fence epoch is not one of them */
             e = e->next;
         char what[96] = "";
         if (e)

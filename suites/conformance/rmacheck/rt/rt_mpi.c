@@ -483,20 +483,23 @@ static void slot_rma(int tw, int slot, MPI_Op op, uint64_t *out)
         atom_fail("an access to the window of atomic clocks failed");
 }
 
-static void atom_release(const char *gid, int widx, int tw, long disp, long off, MPI_Request req)
+/* The slot of a target location (window, target, displacement, first byte). */
+static int atom_slot(const char *gid, int tw, long disp, long off)
 {
-    if (!ashm && awin == MPI_WIN_NULL)
-        return;
     uint64_t h = 1469598103934665603ull;
     for (const char *c = gid; *c; c++)
         h = (h ^ (uint64_t)(unsigned char)*c) * 1099511628211ull;
     h = (h ^ (uint64_t)tw) * 1099511628211ull;
     h = (h ^ (uint64_t)disp) * 1099511628211ull;
     h = (h ^ (uint64_t)off) * 1099511628211ull;
-    int slot = (int)(h % (uint64_t)aslots);
-    uint64_t *vc = rc_vc_ptr();
+    return (int)(h % (uint64_t)aslots);
+}
+
+/* Release: merge my clock into the slot (the window store waits without the big lock). */
+static void atom_merge(int tw, int slot)
+{
     if (ashm) {
-        uint64_t *a = ashm + (size_t)slot * astride;
+        uint64_t *a = ashm + (size_t)slot * astride, *vc = rc_vc_ptr();
         slot_lock(a);
         for (int i = 0; i < rc_wsize; i++)
             if (vc[i] > a[1 + i])
@@ -509,8 +512,6 @@ static void atom_release(const char *gid, int widx, int tw, long disp, long off,
         slot_rma(tw, slot, MPI_MAX, old);
         free(old);
     }
-    grow(&apend, napend, &capapend, sizeof *apend, 64);
-    apend[napend++] = (rc_apend_t){widx, tw, slot, req};
 }
 
 /* Completion of the atomics on `widx` toward `tw` (-1: all), or of the one with request `req`. */
@@ -552,13 +553,14 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
     free(tmp);
 }
 
-/* Atomics between their call and a closing call that covers them. atom_release files an entry
- * in apend that the next closing call on the window acquires; with threads, that may be a
- * closing call of another thread that started before this operation reached MPI, which does not
- * complete it: acquired then, the slot misses what other ranks merged before the operation took
- * effect (lost order, a false alarm). So op_record moves each new entry here, with its issue
- * stamp, and release_ops hands to atom_acquire only the entries issued before the closing call
- * started; the others wait for a later one. Caller holds the big lock. */
+/* Atomics between their call and a closing call that covers them. A closing call acquires the
+ * entries in apend; with threads, it may be a closing call of another thread that started
+ * before this operation reached MPI, which does not complete it: acquired then, the slot misses
+ * what other ranks merged before the operation took effect (lost order, a false alarm). So
+ * op_record files each new entry here, with its issue stamp, and release_ops hands to
+ * atom_acquire only the entries issued before the closing call started; the others wait for a
+ * later one. Entries are filed in seq order (op_record files one in the critical section that
+ * numbers its call), which op_issued relies on. Caller holds the big lock. */
 typedef struct {
     rc_apend_t a;
     long seq;
@@ -573,12 +575,11 @@ static void astage_push(const rc_apend_t *a, long seq, uint64_t issued)
     astage[nastage++] = (rc_astage_t){*a, seq, issued};
 }
 
-/* Back into apend, where atom_acquire finds it; 0 without memory. */
-static int apend_push(const rc_apend_t *a)
+/* Into apend, where atom_acquire finds it. */
+static void apend_push(const rc_apend_t *a)
 {
     grow(&apend, napend, &capapend, sizeof *apend, 64);
     apend[napend++] = *a;
-    return 1;
 }
 
 /* Local completion of operations: their buffers are free, and their atomics acquire. `before`:
@@ -592,7 +593,9 @@ static void release_ops(int w, int t, int req_only, MPI_Request rq, uint64_t bef
         int done = req_only ? s->a.req == rq
                             : s->a.widx == w && (t < 0 || s->a.tw == t) &&
                                   (before == RC_STAMP_ALL || (s->issued && s->issued < before));
-        if (!done || !apend_push(&s->a))
+        if (done)
+            apend_push(&s->a);
+        else
             astage[k++] = *s;
     }
     nastage = k;
@@ -607,7 +610,7 @@ static void op_issued(long seq)
     LOCK();
     uint64_t st = stamp_next();
     rc_inflight_issued(seq, st);
-    for (int i = 0; i < nastage; i++)
+    for (int i = nastage - 1; i >= 0 && astage[i].seq >= seq; i--)
         if (astage[i].seq == seq && !astage[i].issued)
             astage[i].issued = st;
     UNLOCK();
@@ -1458,10 +1461,14 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
            (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
            op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
     long seq = rc_seq();
-    /* Its local buffers go in flight before anything can wait (atom_release drops the big lock
-     * while it waits): entries are appended in seq order, which rc_inflight_issued relies on. */
-    int tn = b->n;
-    long toff0 = tn > 0 ? b->off[0] : 0;
+    /* Its local buffers go in flight, and its atomic is staged, before anything can wait
+     * (atom_merge drops the big lock while it waits): both lists stay in seq order, which
+     * rc_inflight_issued and op_issued rely on. */
+    int slot = -1;
+    if (op && b->n > 0 && (ashm || awin != MPI_WIN_NULL)) {
+        slot = atom_slot(wins[widx].gid, tw, (long)disp, b->off[0]);
+        astage_push(&(rc_apend_t){widx, tw, slot, req}, seq, issued);
+    }
     /* The call reads its origin buffer and writes its result buffer at some point until it
      * completes locally: against the local buffers of operations still in flight, that is what a
      * load or a store there would be (two gets into one buffer race; a put from a buffer a get
@@ -1483,14 +1490,8 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
         for (int i = 0; i < b[s].n; i++)
             rc_inflight_add((uintptr_t)side[s] + (uintptr_t)b[s].off[i], (size_t)b[s].len[i],
                             widx, tw, seq, s, req, issued);
-    if (op && tn > 0) {
-        atom_release(wins[widx].gid, widx, tw, (long)disp, toff0, req);
-        /* its entry, the last (appended after its last wait), is staged until a closing call
-         * that covers it (rc_astage_t) */
-        if (napend > 0 && apend[napend - 1].widx == widx && apend[napend - 1].tw == tw &&
-            apend[napend - 1].req == req)
-            astage_push(&apend[--napend], seq, issued);
-    }
+    if (slot >= 0)
+        atom_merge(tw, slot); /* before the operation goes to MPI */
     free(b);
     return seq;
 }
