@@ -351,6 +351,7 @@ typedef struct nbr_win {
     nbr_flush_t *fla_head, *fla_tail;  /* flush_all requests waiting, by age */
     int nflushes;                      /* flush requests waiting */
     nbr_epoch_t *ep_free; /* recycled epoch objects */
+    nbr_req_t *spare_req; /* a request no one holds, for the next nonblocking call (request.c) */
     uint64_t seq;         /* epoch open/close events */
     uint64_t age;         /* recorded RMA calls */
     uint64_t fence_calls; /* fence calls so far (collective: equal on every rank) */
@@ -422,8 +423,18 @@ void nbr_progress_finalize(void);
 int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
 int nbr_wait_req_status(MPI_Request *req, MPI_Status *st);
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
-/* A request already complete (R-variants, epoch openings): a generalized request. */
+/* A request already complete (R-variants, epoch calls that completed inside the call): the MPI
+ * library's own complete-at-birth request where it has a shared one (progress.c, "the token"),
+ * else a generalized request. */
 int nbr_req_done(MPI_Request *req);
+/* That request, or MPI_REQUEST_NULL (none: generalized ones). */
+extern MPI_Request nbr_req_tok;
+MPI_Request nbr_req_token_slow(void);
+static inline MPI_Request nbr_req_token(void)
+{
+    MPI_Request t = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE);
+    return t != MPI_REQUEST_NULL ? t : nbr_req_token_slow();
+}
 /* One step of a wait loop: yield the CPU after `spins` polls, releasing the big lock meanwhile
  * so other threads (the progress thread among them) get in. */
 void nbr_wait_step(long *spins);
@@ -513,6 +524,15 @@ static inline void nbr_req_ref(nbr_req_t *r)
 }
 nbr_req_t *nbr_req_new(nbr_win_t *w);
 nbr_req_t *nbr_req_blocking(nbr_win_t *w);
+/* A fresh request from the window's spare (or malloc), and back when it turned out unneeded
+ * (nobody else holds it): nonblocking calls that complete inside the call cost no allocation. */
+nbr_req_t *nbr_req_spare(nbr_win_t *w);
+void nbr_req_unspare(nbr_win_t *w, nbr_req_t *r);
+/* Make sure the window has a spare, so that the next nbr_req_spare cannot fail. */
+static inline int nbr_req_spare_ready(nbr_win_t *w)
+{
+    return w->spare_req || (w->spare_req = nbr_req_new(w)) != NULL;
+}
 int nbr_req_expose(nbr_req_t *r, MPI_Request *req); /* create the generalized request */
 void nbr_req_finish(nbr_req_t *r, int err);         /* complete (engine side) */
 void nbr_req_release(nbr_req_t *r);                 /* drop the engine's reference */

@@ -657,6 +657,7 @@ static void win_destroy(nbr_win_t *w)
             free(w->t[r].rcache);
     }
     nbr_epoch_pool_free(w);
+    free(w->spare_req);
     if (w->group != MPI_GROUP_NULL)
         PMPI_Group_free(&w->group);
     nbr_sym_free(w->sym, w->sym_total);
