@@ -131,7 +131,23 @@ uint32_t nbr_proc_tag(void);
 void *nbr_arena_alloc(size_t bytes, nbr_arena_ref_t *ref);
 void nbr_arena_free(void *p, size_t bytes);
 void *nbr_arena_map(int pid, nbr_arena_ref_t ref);
-void nbr_arena_finalize(void); /* MPI_Finalize: unlink this process's chunks */
+void nbr_arena_finalize(void); /* MPI_Finalize: unlink this process's chunks (and mem.c's) */
+
+/* MPI_Alloc_mem memory (mem.c): node-shared segments named by (tag, seg) across processes. */
+typedef struct {
+    uint32_t tag, seg; /* the owner's nbr_proc_tag() and segment number */
+    uint64_t off;      /* byte offset of the window's base in the segment */
+} nbr_mem_ref_t;
+/* 1 when bytes [base, base + size) lie in one node-shared segment of this process (*ref). */
+int nbr_mem_find(const void *base, MPI_Aint size, nbr_mem_ref_t *ref);
+/* Map `size` bytes of process pid's segment at ref here: their address, or NULL; *map and *len
+ * are what nbr_mem_unmap takes. */
+void *nbr_mem_map(int pid, const nbr_mem_ref_t *ref, MPI_Aint size, void **map, size_t *len);
+void nbr_mem_unmap(void *map, size_t len);
+void nbr_mem_finalize(void); /* MPI_Finalize: unlink the segments' names */
+long nbr_mem_segments(void);  /* live segments of this process (tests) */
+size_t nbr_mem_resident(void); /* bytes their objects hold in memory (tests) */
+extern int nbr_mem_seg_order;  /* log2 of a segment's size (tests lower it before allocating) */
 
 /* ---- epochs (epoch.c; paper 000 §VI and §VII) ------------------------------------------------ */
 
@@ -292,6 +308,8 @@ typedef struct nbr_target {
     int wrank;               /* remote: its rank in MPI_COMM_WORLD (the am communicator's) */
     int amid;                /* remote: its id of this window */
     long tp_out;             /* remote: my operations toward it not yet complete */
+    void *mem_map;           /* create window over its MPI_Alloc_mem memory: my mapping of it */
+    size_t mem_map_len;
 } nbr_target_t;
 
 typedef struct nbr_win {
