@@ -327,14 +327,14 @@ static void counts_idle(void)
 static void run(int create)
 {
     void *mem = NULL;
-    flavor = create ? "MPI_Win_create" : "MPI_Win_allocate";
+    flavor = create ? "MPI_Win_create" : conf_window_name();
     if (create) {
         mem = malloc(N * sizeof(int64_t));
         MPI_Win_create(mem, N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
                        &win);
         base = mem;
     } else {
-        MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+        conf_win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                          &win);
     }
     init_window();
@@ -345,7 +345,7 @@ static void run(int create)
     lock_all_epochs();
     mixed_requests();
     counts_idle();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(mem);
 }
 

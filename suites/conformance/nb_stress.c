@@ -159,13 +159,13 @@ int main(int argc, char **argv)
     if (iters < 4)
         iters = 4;
     tap_plan(3);
-    MPI_Win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+    conf_win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     for (int i = 0; i < 4; i++)
         base[i] = 0;
     nbt_barrier();
     read_modify_write();
     accumulate_no_wait();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return nbt_done();
 }
