@@ -329,7 +329,7 @@ static __attribute__((noinline)) int nb_open_conclude(nbr_win_t *w, nbr_epoch_t 
         nbr_req_ref(o);
         e->open_req = o;
     }
-    return conclude(w, o, req); /* o NULL (granted inside the call): the token */
+    return conclude(w, o, req);
 }
 
 static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int hold,
@@ -361,10 +361,8 @@ static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int h
     return MPI_SUCCESS;
 }
 
-/* Close a LOCK or LOCK_ALL epoch (unlock, unlock_all). When the epoch completes at once
- * (nbr_epoch_close_direct: a ready epoch, nothing recorded, nothing else queued) a blocking call
- * needs no request and a nonblocking one gets the token (its error, if a replayed call failed,
- * a request that carries it); otherwise the closing request is waited on or handed out. */
+/* The application-level record of an open LOCK or LOCK_ALL epoch, taken away (on = 0) or put
+ * back. */
 static void lock_epoch_detach(nbr_win_t *w, nbr_epoch_t *e, int on)
 {
     if (e->kind == NBR_EK_LOCK) {
@@ -375,6 +373,10 @@ static void lock_epoch_detach(nbr_win_t *w, nbr_epoch_t *e, int on)
     }
 }
 
+/* Close a LOCK or LOCK_ALL epoch (unlock, unlock_all). When the epoch completes at once
+ * (nbr_epoch_close_direct: a ready epoch, nothing recorded, nothing else queued) a blocking call
+ * needs no request and a nonblocking one gets the token (its error, if a replayed call failed,
+ * a request that carries it); otherwise the closing request is waited on or handed out. */
 static int close_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, MPI_Request *req)
 {
     int rc = MPI_SUCCESS, err;
