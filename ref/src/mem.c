@@ -54,9 +54,9 @@
 #include "nbr.h"
 
 #define SEG_ORDER   nbr_mem_seg_order /* a segment: 1 GiB of address space (sparse) */
-#define ALIGN_ORDER 30 /* segments aligned to their size, up to this */
-#define MIN_ORDER   6  /* blocks of 64 bytes and up: whole cache lines */
-#define MAX_ORDER   46 /* 64 TiB: anything larger is refused outright */
+#define ALIGN_ORDER 30                /* segments aligned to their size, up to this */
+#define MIN_ORDER   6                 /* blocks of 64 bytes and up: whole cache lines */
+#define MAX_ORDER   46                /* 64 TiB: anything larger is refused outright */
 #define PAGE        4096u
 
 enum { B_FREE = 0, B_USED, B_PRIVATE, B_VENDOR };
@@ -85,7 +85,8 @@ static int nsegs, segs_cap;
 static uint32_t next_index;
 static int unlinked, registered;
 
-/* ---- blocks by address: open addressing, backward-shift deletion ------------------------------ */
+/* ---- blocks by address: open addressing, backward-shift deletion ------------------------------
+ */
 
 static blk_t **map;
 static size_t map_cap, map_n;
@@ -200,7 +201,8 @@ static blk_t *blk_new(seg_t *s, uintptr_t addr, int order, int kind)
     blk_t *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    *b = (blk_t){.seg = s, .addr = addr, .order = (unsigned char)order, .kind = (unsigned char)kind};
+    *b =
+        (blk_t){.seg = s, .addr = addr, .order = (unsigned char)order, .kind = (unsigned char)kind};
     if (map_put(b) != 0) {
         free(b);
         return NULL;
@@ -237,8 +239,8 @@ static seg_t *seg_new(int order)
     char *base = MAP_FAILED;
     if (ftruncate(fd, (off_t)size) == 0) {
         /* reserve size + align, place the object at the aligned address, give back the rest */
-        char *r = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+        char *r =
+            mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (r != MAP_FAILED) {
             char *a = (char *)(((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1));
             base = mmap(a, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
@@ -384,7 +386,8 @@ static int commit(seg_t *s, blk_t *b, size_t len)
     if (!len)
         return 0;
     uintptr_t off = b->addr - (uintptr_t)s->base;
-    uintptr_t lo = off & ~(uintptr_t)(PAGE - 1), hi = (off + len + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+    uintptr_t lo = off & ~(uintptr_t)(PAGE - 1),
+              hi = (off + len + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
     if (fallocate(s->fd, 0, (off_t)lo, (off_t)(hi - lo)) == 0)
         return 0;
     return errno == EOPNOTSUPP || errno == ENOSYS ? 0 : -1; /* a file system that cannot say */
@@ -566,15 +569,15 @@ int nbr_mem_find(const void *base, MPI_Aint size, nbr_mem_ref_t *ref)
     pthread_mutex_lock(&mu);
     seg_t *s = seg_of(a);
     if (s && (uint64_t)size <= s->size - (a - (uintptr_t)s->base)) {
-        *ref = (nbr_mem_ref_t){.tag = nbr_proc_tag(), .seg = s->index, .off = a - (uintptr_t)s->base};
+        *ref =
+            (nbr_mem_ref_t){.tag = nbr_proc_tag(), .seg = s->index, .off = a - (uintptr_t)s->base};
         ok = 1;
     }
     pthread_mutex_unlock(&mu);
     return ok;
 }
 
-void *nbr_mem_map(int pid, const nbr_mem_ref_t *ref, MPI_Aint size, void **map_out,
-                  size_t *len_out)
+void *nbr_mem_map(int pid, const nbr_mem_ref_t *ref, MPI_Aint size, void **map_out, size_t *len_out)
 {
     char name[64];
     seg_name(name, sizeof name, pid, ref->tag, ref->seg);

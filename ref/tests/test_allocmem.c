@@ -303,8 +303,8 @@ static void vendor(void)
     MPIX_Nbrma_set_impl("vendor");
     void *p = NULL;
     nbr_mem_ref_t ref;
-    int ok = MPI_Alloc_mem(4096, MPI_INFO_NULL, &p) == MPI_SUCCESS && p &&
-             !nbr_mem_find(p, 4096, &ref);
+    int ok =
+        MPI_Alloc_mem(4096, MPI_INFO_NULL, &p) == MPI_SUCCESS && p && !nbr_mem_find(p, 4096, &ref);
     if (p)
         memset(p, 1, 4096);
     MPIX_Nbrma_set_impl("ref");
