@@ -441,18 +441,22 @@ void nbr_progress_finalize(void);
 int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
 int nbr_wait_req_status(MPI_Request *req, MPI_Status *st);
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
-/* A request already complete (R-variants, epoch calls that completed inside the call): the MPI
- * library's own complete-at-birth request where it has a shared one (progress.c, "the token"),
- * else a generalized request. */
-int nbr_req_done(MPI_Request *req);
-/* That request, or MPI_REQUEST_NULL (none: generalized ones). */
-extern MPI_Request nbr_req_tok;
-MPI_Request nbr_req_token_slow(void);
-static inline MPI_Request nbr_req_token(void)
+/* A request already complete (R-variants, epoch calls that completed inside the call): one of
+ * the MPI library's inactive persistent requests that libnbrma pools and its wait/test wrappers
+ * complete (progress.c, "requests that are complete from birth"), else a generalized request. */
+int nbr_req_done_slow(MPI_Request *req);
+extern MPI_Request *nbr_pool_free; /* the pool's free handles (progress.c) ... */
+extern int nbr_pool_nfree;         /* ... and how many: taken here without a lock when single */
+extern int nbr_locking; /* (declared with the thread-safety helpers below) */
+static inline int nbr_req_done(MPI_Request *req)
 {
-    MPI_Request t = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE);
-    return t != MPI_REQUEST_NULL ? t : nbr_req_token_slow();
+    if (NBR_LIKELY(!nbr_locking && nbr_pool_nfree)) {
+        *req = nbr_pool_free[--nbr_pool_nfree];
+        return MPI_SUCCESS;
+    }
+    return nbr_req_done_slow(req);
 }
+int nbr_req_cheap(void); /* nbr_req_done hands out pooled requests (not generalized ones) */
 /* One step of a wait loop: yield the CPU after `spins` polls, releasing the big lock meanwhile
  * so other threads (the progress thread among them) get in. */
 void nbr_wait_step(long *spins);

@@ -48,8 +48,11 @@ void nbr_progress_init(void)
     poke_comm = c;
 }
 
+static void pool_finalize(void);
+
 void nbr_progress_finalize(void)
 {
+    pool_finalize();
     if (poke_comm != MPI_COMM_NULL && PMPI_Comm_free(&poke_comm) != MPI_SUCCESS)
         poke_comm = MPI_COMM_NULL; /* freed by MPI_Finalize anyway */
 }
@@ -91,20 +94,42 @@ int nbr_barrier(MPI_Comm comm)
 /* ---- requests that are complete from birth --------------------------------------------------
  *
  * An epoch call that completes inside the call (a lock granted at once, an unlock with nothing
- * left to wait for, every opening call but the locks, an R-variant over shared memory) needs a
- * request that is complete from birth. A generalized request made and completed for it cost more
- * than the epoch itself (MPICH: ~900 instructions in the MPI_Test that releases it, twice per
- * ilock/iunlock epoch: issue 24). Both MPI libraries already have such a request: what they
- * return for an operation complete at birth, MPI_Isend to MPI_PROC_NULL — MPICH 4 a builtin
- * handle, Open MPI &ompi_request_empty — the same handle every time, never freed, completed and
- * set to MPI_REQUEST_NULL by every call of the wait/test family, MPI_Request_free and MPI_Cancel
- * like any request. When the library returns one handle twice (checked once), libnbrma hands that
- * handle out ("the token") and its wait/test wrappers recognize it without entering the library.
- * Otherwise (a library that allocates each such request) it falls back to a generalized request.
- * The token carries no error: a call whose epoch failed gets a generalized request (request.c). */
-MPI_Request nbr_req_tok = MPI_REQUEST_NULL; /* the token, or MPI_REQUEST_NULL (none: fall back) */
-static MPI_Status tok_status, null_status; /* what a wait reports for the token, for NULL */
-static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
+ * left to wait for, every opening call but the locks, a flush with nothing pending, an R-variant
+ * over shared memory) needs a request that is complete from birth. A generalized request made and
+ * completed for it cost more than the epoch itself (MPICH: ~900 instructions in the MPI_Test that
+ * releases it, twice per ilock/iunlock epoch: issue 24). Instead libnbrma keeps a pool of the
+ * library's own inactive persistent requests (MPI_Send_init to MPI_PROC_NULL, made once, reused):
+ * real handles of the MPI library, distinct while the application holds them (tools that follow
+ * requests by handle, rmacheck among them, see one request per call), that the wait/test wrappers
+ * below recognize (one hash probe) and complete without entering the library — set to
+ * MPI_REQUEST_NULL with an empty status, the handle back in the pool. MPI_Request_free and
+ * MPI_Cancel are intercepted for them too (the library would free the pooled request, or refuse
+ * to cancel an inactive persistent one). Should a pooled handle reach the library some other way,
+ * it is an inactive request there: complete at once, never freed under us. When the library
+ * cannot make one, generalized requests it is, as before. A pooled request carries no error: a
+ * call whose epoch failed gets a generalized request (request.c, sync.c). All of them are freed
+ * at MPI_Finalize (nbr_progress_finalize). */
+static MPI_Status pool_status;       /* the library's empty status (an inactive request's) */
+MPI_Request *nbr_pool_free;         /* handles not held by the application (a stack) */
+int nbr_pool_nfree;
+static int pool_capfree;
+#define pool_free  nbr_pool_free
+#define pool_nfree nbr_pool_nfree
+static MPI_Request *pool_set;        /* every pooled handle (open addressing) */
+static size_t pool_cap, pool_n;
+static int pool_broken;              /* the library could not make one: generalized requests */
+int nbr_req_pooled;                  /* handles were pooled: the wrappers must look */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+#define POOL_LOCK()                                                                                \
+    do {                                                                                           \
+        if (nbr_locking)                                                                           \
+            pthread_mutex_lock(&pool_mu);                                                          \
+    } while (0)
+#define POOL_UNLOCK()                                                                              \
+    do {                                                                                           \
+        if (nbr_locking)                                                                           \
+            pthread_mutex_unlock(&pool_mu);                                                        \
+    } while (0)
 
 static int done_query(void *extra, MPI_Status *st)
 {
@@ -114,60 +139,6 @@ static int done_query(void *extra, MPI_Status *st)
     st->MPI_SOURCE = MPI_UNDEFINED;
     st->MPI_TAG = MPI_UNDEFINED;
     return MPI_SUCCESS;
-}
-
-static void tok_init(void)
-{
-    MPI_Request a = MPI_REQUEST_NULL, b = MPI_REQUEST_NULL, n = MPI_REQUEST_NULL;
-    memset(&tok_status, 0, sizeof tok_status);
-    memset(&null_status, 0, sizeof null_status);
-    /* The status the library gives the token (an application's own MPI_Isend to MPI_PROC_NULL
-     * returns the same handle, and its wait must not change): Open MPI's is that of an operation
-     * with MPI_PROC_NULL (source MPI_PROC_NULL, tag MPI_ANY_TAG, 0 elements); MPICH leaves a send
-     * request's status alone, which then keeps this same value. */
-    PMPI_Status_set_elements(&tok_status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(&tok_status, 0);
-    tok_status.MPI_SOURCE = MPI_PROC_NULL;
-    tok_status.MPI_TAG = MPI_ANY_TAG;
-    if (PMPI_Wait(&n, &null_status) != MPI_SUCCESS) /* the library's empty status */
-        null_status = tok_status;
-    if (PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &a) != MPI_SUCCESS)
-        return;
-    int same = PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &b) == MPI_SUCCESS &&
-               a == b && a != MPI_REQUEST_NULL;
-    MPI_Request keep = a;
-    MPI_Status st = tok_status;
-    if (PMPI_Wait(&a, &st) == MPI_SUCCESS) /* a shared one stays alive: it is the library's */
-        tok_status = st;
-    if (b != MPI_REQUEST_NULL)
-        (void)PMPI_Wait(&b, MPI_STATUS_IGNORE);
-    if (same)
-        __atomic_store_n(&nbr_req_tok, keep, __ATOMIC_RELEASE);
-}
-
-MPI_Request nbr_req_token_slow(void)
-{
-    if (pthread_once(&tok_once, tok_init) != 0)
-        return MPI_REQUEST_NULL;
-    return __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE);
-}
-
-/* Is h the token? (Before any was handed out, nothing is.) */
-static inline int is_tok(MPI_Request h)
-{
-    MPI_Request t = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE);
-    return h == t && t != MPI_REQUEST_NULL;
-}
-
-/* The status of a completed token; MPI_ERROR is left as it was (single-completion calls do not
- * set it, MPI-3.1 §3.2.5). */
-static inline void tok_status_out(MPI_Status *st, const MPI_Status *tmpl)
-{
-    if (st == MPI_STATUS_IGNORE)
-        return;
-    int e = st->MPI_ERROR;
-    *st = *tmpl;
-    st->MPI_ERROR = e;
 }
 
 static int done_free(void *extra)
@@ -183,15 +154,148 @@ static int done_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
-int nbr_req_done(MPI_Request *req)
+/* Fibonacci hashing of the handle's bits: one multiply (this probe runs in every MPI_Wait). */
+static inline size_t pool_slot(MPI_Request h, size_t cap)
 {
-    MPI_Request t = nbr_req_token();
-    if (NBR_LIKELY(t != MPI_REQUEST_NULL)) {
-        *req = t;
+    uint64_t k = 0;
+    memcpy(&k, &h, sizeof h < sizeof k ? sizeof h : sizeof k);
+    return (size_t)((k * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (cap - 1);
+}
+
+/* Is h a pooled handle? (pool lock held, or no other thread) */
+static inline int pool_has(MPI_Request h)
+{
+    if (!pool_cap || h == MPI_REQUEST_NULL)
+        return 0;
+    for (size_t i = pool_slot(h, pool_cap); pool_set[i] != MPI_REQUEST_NULL;
+         i = (i + 1) & (pool_cap - 1))
+        if (pool_set[i] == h)
+            return 1;
+    return 0;
+}
+
+/* A new pooled request (pool lock held). 0 when the library or memory said no. */
+static int pool_grow(void)
+{
+    if (pool_broken)
+        return 0;
+    if (!pool_cap) { /* first use: the library's empty status, for completions */
+        MPI_Request n = MPI_REQUEST_NULL;
+        PMPI_Status_set_elements(&pool_status, MPI_BYTE, 0);
+        if (PMPI_Wait(&n, &pool_status) != MPI_SUCCESS)
+            pool_status.MPI_SOURCE = MPI_ANY_SOURCE, pool_status.MPI_TAG = MPI_ANY_TAG;
+    }
+    if ((pool_n + 1) * 2 > pool_cap) {
+        size_t cap = pool_cap ? 2 * pool_cap : 64;
+        MPI_Request *t = malloc(cap * sizeof *t);
+        if (!t)
+            return 0;
+        for (size_t i = 0; i < cap; i++)
+            t[i] = MPI_REQUEST_NULL;
+        for (size_t i = 0; i < pool_cap; i++)
+            if (pool_set[i] != MPI_REQUEST_NULL) {
+                size_t j = pool_slot(pool_set[i], cap);
+                while (t[j] != MPI_REQUEST_NULL)
+                    j = (j + 1) & (cap - 1);
+                t[j] = pool_set[i];
+            }
+        free(pool_set);
+        pool_set = t;
+        pool_cap = cap;
+    }
+    if ((size_t)pool_capfree < pool_n + 1) { /* the stack must hold every pooled handle */
+        int cap = pool_capfree ? 2 * pool_capfree : 64;
+        MPI_Request *f = realloc(pool_free, (size_t)cap * sizeof *f);
+        if (!f)
+            return 0;
+        pool_free = f;
+        pool_capfree = cap;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r) != MPI_SUCCESS ||
+        r == MPI_REQUEST_NULL) {
+        pool_broken = 1;
+        return 0;
+    }
+    size_t j = pool_slot(r, pool_cap);
+    while (pool_set[j] != MPI_REQUEST_NULL)
+        j = (j + 1) & (pool_cap - 1);
+    pool_set[j] = r;
+    pool_n++;
+    pool_free[pool_nfree++] = r;
+    __atomic_store_n(&nbr_req_pooled, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* h back into the pool (it was handed out). */
+static inline void pool_put(MPI_Request h)
+{
+    POOL_LOCK();
+    pool_free[pool_nfree++] = h; /* room: the stack holds every pooled handle */
+    POOL_UNLOCK();
+}
+
+int nbr_req_done_slow(MPI_Request *req)
+{
+    POOL_LOCK();
+    if (pool_nfree || pool_grow()) {
+        *req = pool_free[--pool_nfree];
+        POOL_UNLOCK();
         return MPI_SUCCESS;
     }
+    POOL_UNLOCK();
     int rc = PMPI_Grequest_start(done_query, done_free, done_cancel, NULL, req);
     return rc != MPI_SUCCESS ? rc : PMPI_Grequest_complete(*req);
+}
+
+int nbr_req_cheap(void)
+{
+    return !__atomic_load_n(&pool_broken, __ATOMIC_RELAXED);
+}
+
+/* Is h a pooled request the application holds? The common case (no pool yet, a null handle)
+ * costs a load and a compare. */
+static inline int is_tok(MPI_Request h)
+{
+    if (!__atomic_load_n(&nbr_req_pooled, __ATOMIC_ACQUIRE) || h == MPI_REQUEST_NULL)
+        return 0;
+    POOL_LOCK();
+    int yes = pool_has(h);
+    POOL_UNLOCK();
+    return yes;
+}
+
+/* A pooled request completes: its status (MPI_ERROR is left as it was: single-completion calls
+ * do not set it, MPI-3.1 §3.2.5), the handle back in the pool, the application's set to null. */
+static inline void tok_status_out(MPI_Status *st, const MPI_Status *tmpl)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    int e = st->MPI_ERROR;
+    *st = *tmpl;
+    st->MPI_ERROR = e;
+}
+
+static inline void tok_complete(MPI_Request *h, MPI_Status *st)
+{
+    pool_put(*h);
+    *h = MPI_REQUEST_NULL;
+    tok_status_out(st, &pool_status);
+}
+
+static void pool_finalize(void)
+{
+    POOL_LOCK();
+    for (size_t i = 0; i < pool_cap; i++)
+        if (pool_set[i] != MPI_REQUEST_NULL)
+            (void)PMPI_Request_free(&pool_set[i]); /* inactive: freed at once */
+    free(pool_set);
+    free(pool_free);
+    pool_set = pool_free = NULL;
+    pool_cap = pool_n = 0;
+    pool_nfree = pool_capfree = 0;
+    __atomic_store_n(&nbr_req_pooled, 0, __ATOMIC_RELEASE);
+    POOL_UNLOCK();
 }
 
 /* ---- our requests among the application's: error routing ------------------------------------ */
@@ -421,7 +525,7 @@ static int inner_request_get_status(MPI_Request req, int *flag, MPI_Status *st)
     return rc;
 }
 
-/* A wait that completes the token needs no progress of its own (the request is complete; the
+/* A wait that completes a pooled request needs no progress of its own (the request is complete; the
  * libnbrma call that made it ran the engine, and every other call and wait still does): it only
  * serves other nodes' requests where windows have remote pairs, as every libnbrma call does
  * (passive-target progress across nodes). */
@@ -431,92 +535,116 @@ static inline void tok_progress(void)
         nbr_progress();
 }
 
-/* ---- the token among the application's requests (see "requests that are complete from birth")
- * A single completion call on the token completes it here; arrays holding it complete it here
- * (all of them tokens or null) or take it out for the library call and give it its status after. */
+/* ---- pooled requests among the application's (see "requests that are complete from birth")
+ * A single completion call on one completes it here. Arrays: only pooled and null handles
+ * complete here at once; mixed with other requests, the pooled ones are taken out for the
+ * library's call (which would count an inactive request as complete, or skip it) and completed
+ * after it — or, for MPI_Testall without every request complete, put back (MPI-3.1 §3.7.5: no
+ * request is modified then). */
 
-/* Tokens in reqs[0..n); *rest: the entries that are neither a token nor MPI_REQUEST_NULL. */
-static int tok_scan(int n, const MPI_Request *reqs, int *rest)
+/* Where the pooled handles of reqs[0..n) are (malloc'ed, n bytes; taken out: MPI_REQUEST_NULL in
+ * their place), or NULL when there are none. *rest: entries neither pooled nor null. *fail: out of
+ * memory (then the caller leaves them to the library: inactive requests, complete there). */
+static unsigned char *tok_take(int n, MPI_Request *reqs, int *rest, int *fail)
 {
-    int k = 0, o = 0;
-    *rest = n;
-    if (__atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE) == MPI_REQUEST_NULL)
-        return 0;
-    for (int i = 0; i < n; i++)
-        if (is_tok(reqs[i]))
-            k++;
-        else if (reqs[i] != MPI_REQUEST_NULL)
-            o++;
-    *rest = o;
-    return k;
-}
-
-/* Every entry a token or null: all complete. */
-static void tok_complete_all(int n, MPI_Request *reqs, MPI_Status *sts)
-{
-    for (int i = 0; i < n; i++) {
-        int t = reqs[i] != MPI_REQUEST_NULL; /* the caller saw only tokens and nulls */
-        reqs[i] = MPI_REQUEST_NULL;
-        if (sts != MPI_STATUSES_IGNORE)
-            tok_status_out(&sts[i], t ? &tok_status : &null_status);
+    unsigned char *map = NULL;
+    *rest = 0;
+    *fail = 0;
+    if (!__atomic_load_n(&nbr_req_pooled, __ATOMIC_ACQUIRE)) {
+        for (int i = 0; i < n; i++)
+            *rest += reqs[i] != MPI_REQUEST_NULL;
+        return NULL;
     }
-}
-
-/* Where the tokens are (malloc'ed, n bytes), optionally replacing them by MPI_REQUEST_NULL; NULL
- * when out of memory (then they stay: the library completes them like any request). */
-static unsigned char *tok_map(int n, MPI_Request *reqs, int take)
-{
-    unsigned char *map = calloc((size_t)n, 1);
-    for (int i = 0; map && i < n; i++)
-        if (is_tok(reqs[i])) {
-            map[i] = 1;
-            if (take)
-                reqs[i] = MPI_REQUEST_NULL;
+    POOL_LOCK();
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        if (!pool_has(reqs[i])) {
+            (*rest)++;
+            continue;
         }
+        if (!map && !(map = calloc((size_t)n, 1))) {
+            *fail = 1;
+            break;
+        }
+        map[i] = 1;
+    }
+    POOL_UNLOCK();
     return map;
 }
 
-static void tok_put_back(int n, MPI_Request *reqs, const unsigned char *map)
+/* The handles before taking them out (the caller's copy), to complete or put back. */
+static void tok_finish(int n, MPI_Request *reqs, const unsigned char *map, const MPI_Request *orig,
+                       MPI_Status *sts, int completed)
 {
-    MPI_Request t = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (map[i])
-            reqs[i] = t;
+    for (int i = 0; i < n; i++) {
+        if (!map[i])
+            continue;
+        if (completed) {
+            pool_put(orig[i]);
+            reqs[i] = MPI_REQUEST_NULL;
+            if (sts != MPI_STATUSES_IGNORE)
+                tok_status_out(&sts[i], &pool_status);
+        } else {
+            reqs[i] = orig[i];
+        }
+    }
 }
 
-static void tok_statuses(int n, const unsigned char *map, MPI_Status *sts)
-{
-    for (int i = 0; sts != MPI_STATUSES_IGNORE && i < n; i++)
-        if (map[i])
-            tok_status_out(&sts[i], &tok_status);
-}
+/* Run `call` with the pooled handles of reqs taken out; `done` says whether they complete. */
+#define WITH_TOKS(n, reqs, sts, call, done)                                                        \
+    ({                                                                                             \
+        int rest_, fail_, rc_;                                                                     \
+        unsigned char *map_ = tok_take(n, reqs, &rest_, &fail_);                                   \
+        MPI_Request *orig_ = map_ ? malloc((size_t)(n) * sizeof *orig_) : NULL;                    \
+        if (map_ && !orig_) {                                                                      \
+            free(map_);                                                                            \
+            map_ = NULL;                                                                           \
+        }                                                                                          \
+        for (int i_ = 0; map_ && i_ < (n); i_++) {                                                 \
+            orig_[i_] = (reqs)[i_];                                                                \
+            if (map_[i_])                                                                          \
+                (reqs)[i_] = MPI_REQUEST_NULL;                                                     \
+        }                                                                                          \
+        rc_ = call;                                                                                \
+        if (map_)                                                                                  \
+            tok_finish(n, reqs, map_, orig_, sts, (rc_ == MPI_SUCCESS || rc_ == MPI_ERR_IN_STATUS) \
+                                                      && (done));                                  \
+        free(map_);                                                                                \
+        free(orig_);                                                                               \
+        rc_;                                                                                       \
+    })
 
-static int first_tok(int n, const MPI_Request *reqs)
+/* A single pooled request completes: 1 when *req was one (now null, back in the pool). */
+static inline int tok_take_one(MPI_Request *req, MPI_Status *st)
 {
-    for (int i = 0; i < n; i++)
-        if (is_tok(reqs[i]))
-            return i;
-    return -1;
+    MPI_Request h = *req;
+    if (!__atomic_load_n(&nbr_req_pooled, __ATOMIC_ACQUIRE) || h == MPI_REQUEST_NULL)
+        return 0;
+    POOL_LOCK();
+    int yes = pool_has(h);
+    if (yes)
+        pool_free[pool_nfree++] = h;
+    POOL_UNLOCK();
+    if (!yes)
+        return 0;
+    *req = MPI_REQUEST_NULL;
+    tok_status_out(st, &pool_status);
+    tok_progress();
+    return 1;
 }
 
 NBR_API int MPI_Wait(MPI_Request *req, MPI_Status *st)
 {
-    if (is_tok(*req)) {
-        tok_progress();
-        *req = MPI_REQUEST_NULL;
-        tok_status_out(st, &tok_status);
+    if (tok_take_one(req, st))
         return MPI_SUCCESS;
-    }
     return inner_wait(req, st);
 }
 
 NBR_API int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
-    if (is_tok(*req)) {
-        tok_progress();
-        *req = MPI_REQUEST_NULL;
+    if (tok_take_one(req, st)) {
         *flag = 1;
-        tok_status_out(st, &tok_status);
         return MPI_SUCCESS;
     }
     return inner_test(req, flag, st);
@@ -527,109 +655,165 @@ NBR_API int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
     if (is_tok(req)) {
         tok_progress();
         *flag = 1;
-        tok_status_out(st, &tok_status);
+        tok_status_out(st, &pool_status);
         return MPI_SUCCESS;
     }
     return inner_request_get_status(req, flag, st);
 }
 
-NBR_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+/* Freeing a pooled request gives it back (the library would free it for good). */
+NBR_API int MPI_Request_free(MPI_Request *req)
 {
-    MPI_Request t = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE);
-    int i = 0;
-    if (t != MPI_REQUEST_NULL) /* all tokens or null (one pass for the common cases) */
-        while (i < n && (reqs[i] == t || reqs[i] == MPI_REQUEST_NULL))
-            i++;
-    if (t != MPI_REQUEST_NULL && i == n) {
-        tok_progress();
-        tok_complete_all(n, reqs, sts);
+    if (req && is_tok(*req)) {
+        pool_put(*req);
+        *req = MPI_REQUEST_NULL;
         return MPI_SUCCESS;
     }
-    int rest;
-    if (t == MPI_REQUEST_NULL || !tok_scan(n, reqs, &rest))
-        return inner_waitall(n, reqs, sts);
-    unsigned char *map = tok_map(n, reqs, 1);
-    int rc = inner_waitall(n, reqs, sts);
-    if (map && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS))
-        tok_statuses(n, map, sts);
-    free(map);
-    return rc;
+    return PMPI_Request_free(req);
+}
+
+/* A complete request cannot be cancelled, and nothing happens (MPI-3.1 §3.8.4); the library would
+ * refuse an inactive persistent one. */
+NBR_API int MPI_Cancel(MPI_Request *req)
+{
+    if (req && is_tok(*req))
+        return MPI_SUCCESS;
+    return PMPI_Cancel(req);
+}
+
+/* Every entry pooled or null: all complete (statuses: the library's empty one). 1 if so. */
+static int toks_only(int n, MPI_Request *reqs, MPI_Status *sts)
+{
+    if (!__atomic_load_n(&nbr_req_pooled, __ATOMIC_ACQUIRE))
+        return 0;
+    POOL_LOCK();
+    int i = 0;
+    while (i < n && (reqs[i] == MPI_REQUEST_NULL || pool_has(reqs[i])))
+        i++;
+    if (i == n)
+        for (i = 0; i < n; i++)
+            if (reqs[i] != MPI_REQUEST_NULL) {
+                pool_free[pool_nfree++] = reqs[i];
+                reqs[i] = MPI_REQUEST_NULL;
+            }
+    POOL_UNLOCK();
+    if (i < n)
+        return 0;
+    for (i = 0; sts != MPI_STATUSES_IGNORE && i < n; i++)
+        tok_status_out(&sts[i], &pool_status);
+    tok_progress();
+    return 1;
+}
+
+NBR_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    if (toks_only(n, reqs, sts))
+        return MPI_SUCCESS;
+    return WITH_TOKS(n, reqs, sts, inner_waitall(n, reqs, sts), 1);
 }
 
 NBR_API int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-    int rest, ntok = tok_scan(n, reqs, &rest);
-    if (!ntok)
-        return inner_testall(n, reqs, flag, sts);
-    if (!rest) {
-        tok_progress();
-        tok_complete_all(n, reqs, sts);
+    if (toks_only(n, reqs, sts)) {
         *flag = 1;
         return MPI_SUCCESS;
     }
-    unsigned char *map = tok_map(n, reqs, 1);
-    int rc = inner_testall(n, reqs, flag, sts);
-    if (map) {
-        if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *flag)
-            tok_statuses(n, map, sts);
-        else /* MPI-3.1 §3.7.5: no request is modified unless all completed */
-            tok_put_back(n, reqs, map);
-    }
-    free(map);
-    return rc;
+    return WITH_TOKS(n, reqs, sts, inner_testall(n, reqs, flag, sts), *flag);
+}
+
+static int first_tok(int n, MPI_Request *reqs)
+{
+    if (!__atomic_load_n(&nbr_req_pooled, __ATOMIC_ACQUIRE))
+        return -1;
+    int k = -1;
+    POOL_LOCK();
+    for (int i = 0; i < n && k < 0; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && pool_has(reqs[i]))
+            k = i;
+    POOL_UNLOCK();
+    return k;
 }
 
 NBR_API int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
 {
-    int k = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE) != MPI_REQUEST_NULL ? first_tok(n, reqs) : -1;
+    int k = first_tok(n, reqs);
     if (k < 0)
         return inner_waitany(n, reqs, idx, st);
     tok_progress();
-    reqs[k] = MPI_REQUEST_NULL;
+    tok_complete(&reqs[k], st);
     *idx = k;
-    tok_status_out(st, &tok_status);
     return MPI_SUCCESS;
 }
 
 NBR_API int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
 {
-    int k = __atomic_load_n(&nbr_req_tok, __ATOMIC_ACQUIRE) != MPI_REQUEST_NULL ? first_tok(n, reqs) : -1;
+    int k = first_tok(n, reqs);
     if (k < 0)
         return inner_testany(n, reqs, idx, flag, st);
     tok_progress();
-    reqs[k] = MPI_REQUEST_NULL;
+    tok_complete(&reqs[k], st);
     *idx = k;
     *flag = 1;
-    tok_status_out(st, &tok_status);
     return MPI_SUCCESS;
 }
 
-/* Waitsome/Testsome: the library completes tokens itself (they are complete requests); only
- * their statuses are set here. */
+/* Waitsome/Testsome with pooled requests: those complete now; the others that completed too are
+ * found by one MPI_Testsome (the library skips null entries). */
+static int some_with_toks(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[],
+                          int *handled)
+{
+    int rest, fail;
+    unsigned char *map = tok_take(n, reqs, &rest, &fail);
+    *handled = map != NULL;
+    if (!map)
+        return MPI_SUCCESS;
+    MPI_Request *orig = malloc((size_t)n * sizeof *orig);
+    if (!orig) {
+        free(map);
+        *handled = 0;
+        return MPI_SUCCESS;
+    }
+    for (int i = 0; i < n; i++) {
+        orig[i] = reqs[i];
+        if (map[i])
+            reqs[i] = MPI_REQUEST_NULL;
+    }
+    tok_progress();
+    int k = 0, rc = MPI_SUCCESS;
+    if (rest) {
+        rc = inner_testsome(n, reqs, &k, idx, sts);
+        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)
+            k = 0; /* the pooled ones still complete */
+        if (k == MPI_UNDEFINED)
+            k = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!map[i])
+            continue;
+        pool_put(orig[i]);
+        reqs[i] = MPI_REQUEST_NULL;
+        idx[k] = i;
+        if (sts != MPI_STATUSES_IGNORE) {
+            tok_status_out(&sts[k], &pool_status);
+            if (rc == MPI_ERR_IN_STATUS)
+                sts[k].MPI_ERROR = MPI_SUCCESS;
+        }
+        k++;
+    }
+    *outcount = k;
+    free(map);
+    free(orig);
+    return rc;
+}
+
 NBR_API int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
-    int rest, ntok = tok_scan(n, reqs, &rest);
-    unsigned char *map = ntok ? tok_map(n, reqs, 0) : NULL;
-    int rc = inner_waitsome(n, reqs, outcount, idx, sts);
-    if (map && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED &&
-        sts != MPI_STATUSES_IGNORE)
-        for (int k = 0; k < *outcount; k++)
-            if (map[idx[k]])
-                tok_status_out(&sts[k], &tok_status);
-    free(map);
-    return rc;
+    int handled, rc = some_with_toks(n, reqs, outcount, idx, sts, &handled);
+    return handled ? rc : inner_waitsome(n, reqs, outcount, idx, sts);
 }
 
 NBR_API int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
-    int rest, ntok = tok_scan(n, reqs, &rest);
-    unsigned char *map = ntok ? tok_map(n, reqs, 0) : NULL;
-    int rc = inner_testsome(n, reqs, outcount, idx, sts);
-    if (map && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED &&
-        sts != MPI_STATUSES_IGNORE)
-        for (int k = 0; k < *outcount; k++)
-            if (map[idx[k]])
-                tok_status_out(&sts[k], &tok_status);
-    free(map);
-    return rc;
+    int handled, rc = some_with_toks(n, reqs, outcount, idx, sts, &handled);
+    return handled ? rc : inner_testsome(n, reqs, outcount, idx, sts);
 }

@@ -139,7 +139,7 @@ nbr_req_t *nbr_req_new(nbr_win_t *w)
 }
 
 /* A nonblocking epoch call's request is made before the call knows whether it completes inside
- * the call; when it does (the token is handed out instead: progress.c), the request was never
+ * the call; when it does (a pooled request is handed out instead: progress.c), the request was never
  * seen by anyone and is kept for the window's next call, so that the common case costs no trip
  * through malloc. */
 nbr_req_t *nbr_req_spare(nbr_win_t *w)

@@ -53,15 +53,16 @@ static int raised(MPI_Win win, int rc)
 }
 
 /* Hand the outcome of a synchronization call to its caller: `r` is the closing or flush request
- * (NULL: nothing to wait for). req != NULL: the nonblocking API's request — the MPI library's
- * complete-at-birth request when r completed inside the call without error (progress.c, "the
- * token"; r goes back to the window's spare), else r exposed; req == NULL: block on r. */
+ * (NULL: nothing to wait for). req != NULL: the nonblocking API's request — a request complete
+ * from birth when r completed inside the call without error (progress.c, "requests that are
+ * complete from birth"; r goes back to the window's spare), else r exposed; req == NULL: block
+ * on r. */
 static __attribute__((noinline)) int conclude_nb(nbr_win_t *w, nbr_req_t *r, MPI_Request *req)
 {
     if (!r)
         return nbr_req_done(req);
     if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && r->err == MPI_SUCCESS &&
-        nbr_req_token() != MPI_REQUEST_NULL) {
+        nbr_req_cheap()) {
         nbr_req_unspare(w, r);
         return nbr_req_done(req);
     }
@@ -294,16 +295,16 @@ static int lock_must_hold(const nbr_win_t *w, int rank)
 /* Open a LOCK or LOCK_ALL epoch. A nonblocking call's request, and a blocking call that must
  * hold the lock, complete at the grant (docs/nonblocking.md: where we differ from 000). When the
  * kick granted the lock at once (the common case), a blocking call needs no request at all and a
- * nonblocking one gets the complete-at-birth token: the request is attached to the epoch only
- * when the grant has not come. A nonblocking call takes its request before opening (opening
- * cannot be undone if it failed later); without the token it is attached at once, as before. */
+ * nonblocking one gets a request complete from birth (progress.c): the request is attached to
+ * the epoch only when the grant has not come. */
 /* The nonblocking call's request, before the epoch opens (opening cannot be undone if this
- * failed later): without the token, made and attached at once (it is handed out in any case);
- * with it, only the window's spare made ready, taken if the grant does not come in the call. */
-static __attribute__((noinline)) int nb_open_prepare(nbr_win_t *w, const char *call,
+ * failed later): when complete-at-birth requests are generalized ones, made and attached at once
+ * (it is handed out in any case); else only the window's spare made ready, taken if the grant
+ * does not come in the call. */
+static inline int nb_open_prepare(nbr_win_t *w, const char *call,
                                                      nbr_epoch_t *e, nbr_req_t **o, int *rc)
 {
-    if (nbr_req_token() != MPI_REQUEST_NULL)
+    if (nbr_req_cheap())
         return nbr_req_spare_ready(w);
     if (!(*o = nbr_req_spare(w))) {
         *rc = nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a request");
@@ -314,13 +315,11 @@ static __attribute__((noinline)) int nb_open_prepare(nbr_win_t *w, const char *c
     return 1;
 }
 
-static __attribute__((noinline)) int nb_open_conclude(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *o,
+static inline int nb_open_conclude(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *o,
                                                       MPI_Request *req)
 {
-    if (!o && e->state == NBR_ES_READY) { /* granted inside the call: the token (checked) */
-        *req = nbr_req_tok;
-        return MPI_SUCCESS;
-    }
+    if (!o && e->state == NBR_ES_READY) /* granted inside the call: a pooled request */
+        return nbr_req_done(req);
     if (!o) {
         /* Still waiting for the grant: nothing ran since the kick (the engine runs under the
          * big lock we hold), so the request attached now is finished by make_ready. The
@@ -375,8 +374,8 @@ static void lock_epoch_detach(nbr_win_t *w, nbr_epoch_t *e, int on)
 
 /* Close a LOCK or LOCK_ALL epoch (unlock, unlock_all). When the epoch completes at once
  * (nbr_epoch_close_direct: a ready epoch, nothing recorded, nothing else queued) a blocking call
- * needs no request and a nonblocking one gets the token (its error, if a replayed call failed,
- * a request that carries it); otherwise the closing request is waited on or handed out. */
+ * needs no request and a nonblocking one gets a request complete from birth (its error, if a
+ * replayed call failed, a request that carries it); otherwise the closing request is waited on or handed out. */
 static int close_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, MPI_Request *req)
 {
     int rc = MPI_SUCCESS, err;

@@ -8,11 +8,11 @@
  * origin's buffer for gets. Ring pattern: every rank writes to its right neighbour and reads
  * from its left one; also PSCW with the rank itself in both groups and with MPI_MODE_NOCHECK.
  * MPIX_Win_epoch_counts reports nothing pending afterwards. Epoch requests that completed inside
- * their call (libnbrma hands out the MPI library's own complete-at-birth request for them) mixed
+ * their call (libnbrma hands out pooled requests of the MPI library for them) mixed
  * with a pending MPI_Irecv in the wait/test family: MPI_Testall leaves every handle as it was,
  * MPI_Waitany and MPI_Waitsome pick the epoch request, MPI_Request_get_status keeps it and
  * MPI_Request_free releases it, MPI_Waitall completes the rest; epoch statuses say 0 elements,
- * not cancelled. */
+ * not cancelled; requests held at once are distinct handles. */
 #include "nb_util.h"
 
 #define N 24 /* int64 slots per rank; each section below uses its own */
@@ -302,6 +302,24 @@ static void mixed_requests(void)
            "(outcount %d)",
            flavor, outc);
     MPIX_Win_iunlock(conf_rank, win, &q[1]);
+    /* Requests the application holds at once are distinct handles (tools follow requests by
+     * handle), complete at birth or not. */
+    MPI_Request d[4];
+    MPIX_Win_ilock(MPI_LOCK_SHARED, conf_rank, 0, win, &d[0]);
+    MPIX_Win_iunlock(conf_rank, win, &d[1]);
+    MPIX_Win_ilock(MPI_LOCK_SHARED, conf_rank, 0, win, &d[2]);
+    MPIX_Win_iunlock(conf_rank, win, &d[3]);
+    int distinct = 1;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            distinct &= d[i] != d[j] && d[i] != MPI_REQUEST_NULL;
+    distinct &= d[1] != q[1];
+    MPI_Status ds[4];
+    MPI_Waitall(4, d, ds);
+    tap_ok(distinct && d[0] == MPI_REQUEST_NULL && d[3] == MPI_REQUEST_NULL,
+           "%s: two ilock/iunlock epochs and an iunlock still held: five distinct request "
+           "handles, all completed by MPI_Waitall",
+           flavor);
     nbt_barrier();
     nbt_send(conf_right(), 77, conf_rank);
     MPI_Waitall(2, q, st);
@@ -353,7 +371,7 @@ int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 2);
     spans = conf_spans_nodes(MPI_COMM_WORLD);
-    tap_plan(2 * 19);
+    tap_plan(2 * 20);
     run(0);
     run(1);
     return nbt_done();
