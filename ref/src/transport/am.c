@@ -85,13 +85,15 @@ static am_ring_t ring_rep = {.tag = TAG_REP, .size = sizeof(am_rep_t) + AM_EAGER
 static int rings_ready; /* their requests are valid handles (MPI_REQUEST_NULL or posted) */
 
 /* Every other request of ours the MPI library holds, with what to do when it completes. */
-enum { A_SEND = 1, A_PUT_RECV, A_GET_RECV };
+enum { A_SEND = 1, A_PUT_RECV, A_GET_RECV, A_GET_SEND };
 typedef struct {
     int what, peer;
     uint32_t tok; /* A_PUT_RECV: the origin's token to acknowledge; A_GET_RECV: mine */
     int err;      /* A_PUT_RECV: the error to report (the data went to scratch) */
     void *buf;    /* freed on completion (A_SEND, scratch), or a posted receive's buffer */
     size_t size;  /* A_SEND: of buf (eager buffers go back to the pool) */
+    /* A_GET_SEND: a large get's data leaving my window memory (or scratch, buf); the origin's
+     * later requests wait until it has left (rndv_in). */
 } am_act_t;
 static MPI_Request *reqs;
 static am_act_t *acts;
@@ -131,7 +133,11 @@ typedef struct am_defer {
     double due; /* the emulated wire: not before this time (seconds, CLOCK_MONOTONIC) */
     char msg[]; /* header, payload */
 } am_defer_t;
-static int *rndv_in;                    /* per world rank: its large puts not landed yet */
+/* Per world rank: its rendezvous transfers still touching my window memory — large puts whose
+ * payload has not landed, and large gets whose data my send is still reading. A request served
+ * after one of them could otherwise see (a put) or change (a get, then a lock release or a done
+ * notification that lets my application write) memory the transfer still uses. */
+static int *rndv_in;
 static am_defer_t **dq_head, **dq_tail; /* per world rank: its requests waiting behind them */
 
 /* An emulated wire (NBRMA_WIRE_US, NBRMA_WIRE_MBPS; docs/ref.md): on one machine virtual nodes
@@ -760,15 +766,19 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
             reply(peer, h->tok, err, 0, NULL, 0);
             a = s = calloc(1, h->len ? h->len : 1);
         }
-        if (!a || send_bytes(a, h->len, peer, TAG_GET, 0) != MPI_SUCCESS) {
+        /* Sent straight from window memory: until the send completes the get still reads it, so
+         * the origin's later requests (its lock release, its done notification: the origin sends
+         * them as soon as its data arrived, which may be before this send completes here) wait
+         * behind it, as behind a large put (MPI-3.1 §11.5: no closing call may return while an
+         * access of its epoch still reads the window). */
+        MPI_Request q;
+        if (!a || PMPI_Isend(a, (int)h->len, MPI_BYTE, peer, TAG_GET, am_comm, &q) != MPI_SUCCESS ||
+            act_add(q, (am_act_t){.what = A_GET_SEND, .peer = peer, .buf = s}) != MPI_SUCCESS) {
             fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n", (unsigned long)h->len,
                     peer);
             PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
         }
-        if (s) { /* kept until sent: the act of the send frees nothing, so hand it over */
-            acts[nreq - 1].buf = s;
-            acts[nreq - 1].size = SIZE_MAX; /* not a pool buffer */
-        }
+        rndv_in[peer]++;
         break;
     }
     case K_ACC: {
@@ -955,6 +965,15 @@ static void act_done(int i)
     case A_GET_RECV:
         tok_done(a->tok, MPI_SUCCESS, 0);
         break;
+    case A_GET_SEND: {
+        int peer = a->peer;
+        free(a->buf);
+        acts[i].what = 0;
+        /* My window memory is no longer read: the origin's requests behind it go now. */
+        if (--rndv_in[peer] == 0)
+            dq_release(peer, wire_held ? mono_now() : 0);
+        return;
+    }
     }
     acts[i].what = 0;
 }
