@@ -112,6 +112,10 @@ typedef struct {
     nbr_win_t *w;
     int rank;  /* the target's rank in the window */
     void *dst; /* fetched data goes here */
+    /* An accumulate's result of a padded pair type (MPI_SHORT_INT, MPI_DOUBLE_INT, ...): written
+     * element by element, data fields only — the padding is the program's (MPI-3.1 §4.1). */
+    MPI_Datatype res_pair;
+    MPI_Aint res_ext;
     nbr_tp_cell_t *cell;
     nbr_req_t *req;
     uint32_t next_free;
@@ -541,8 +545,15 @@ int nbr_am_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
         return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
                        "accumulate piece of %zu bytes with %s on %s cannot be shipped", len,
                        nbr_op_name(op), nbr_dtype_name(basic));
-    return issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0, result,
-                 NULL);
+    int rc = issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0,
+                   result, NULL);
+    const nbr_dtype_t *d;
+    if (rc == MPI_SUCCESS && result && nbr_dtype_get(basic, &d) == MPI_SUCCESS &&
+        d->basic_size != d->basic_extent) {
+        toks[h.tok].res_pair = basic;
+        toks[h.tok].res_ext = d->basic_extent;
+    }
+    return rc;
 }
 
 int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp, void *result,
@@ -862,8 +873,13 @@ static void got_reply(const am_rep_t *rep, const char *data, size_t n)
             toks[i].w->tp_err = rep->err;
         return;
     }
-    if (toks[i].dst && rep->len && n >= rep->len)
-        memcpy(toks[i].dst, data, rep->len);
+    if (toks[i].dst && rep->len && n >= rep->len) {
+        if (toks[i].res_ext)
+            nbr_op_apply(MPI_REPLACE, toks[i].res_pair, data, toks[i].dst,
+                         (MPI_Aint)rep->len / toks[i].res_ext);
+        else
+            memcpy(toks[i].dst, data, rep->len);
+    }
     tok_done(i, rep->err, rep->val);
 }
 
