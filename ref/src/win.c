@@ -133,8 +133,6 @@ static void lib_init(void)
         return;
     done = 1;
     nbr_settings_load();
-    if (nbr_cfg.ASYNC_PROGRESS)
-        nbr_progress_start();
 }
 
 /* Cross-memory access: peers read and write a create or dynamic window's private memory with
@@ -463,6 +461,9 @@ static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
     else if (ci->nodes != 1 && !strcasecmp(nbr_cfg.NET, "verbs"))
         *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION, "%s",
                            verbs_refusal());
+    else if (nbr_async_check())
+        *rc = nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ASYNC_PROGRESS=%s: %s",
+                           nbr_cfg.ASYNC_PROGRESS, nbr_async_check());
     else if (ci->nodes != 1 && strcasecmp(nbr_cfg.NET, "am") && strcasecmp(nbr_cfg.NET, "auto"))
         *rc = nbr_err_comm(comm, call, MPI_ERR_ARG,
                            "NBRMA_NET=%s is not a transport: use am, verbs or auto",
@@ -863,6 +864,11 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
     if (ref_ && rc == MPI_SUCCESS)                                                                 \
         rc = create_window(flavor, base, size, disp_unit, info, comm, baseptr, win, call);         \
     NBR_LEAVE();                                                                                   \
+    if (ref_ && rc == MPI_SUCCESS) { /* outside the entry point: the lock may be switched on */  \
+        int r_ = 0;                                                                                \
+        (void)PMPI_Comm_rank(comm, &r_);                                                           \
+        nbr_progress_after_create(r_);                                                             \
+    }                                                                                              \
     return ref_ ? rc : vendor_call
 
 NBR_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
@@ -1319,6 +1325,12 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
     *disp_unit = w->t[rank].disp_unit;
     *(void **)baseptr = w->t[rank].base ? (void *)w->t[rank].base : NULL;
     return MPI_SUCCESS;
+}
+
+int nbr_world_nodes(void)
+{
+    const nbr_comm_info_t *ci;
+    return comm_info(MPI_COMM_WORLD, &ci) == MPI_SUCCESS ? ci->nodes : -1;
 }
 
 /* ---- virtual nodes --------------------------------------------------------------------------- */

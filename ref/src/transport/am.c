@@ -65,6 +65,7 @@ typedef struct {
 /* ---- state (under the big lock) -------------------------------------------------------------- */
 
 int nbr_am_on;
+unsigned long nbr_am_served;
 static MPI_Comm am_comm = MPI_COMM_NULL;
 static int am_world, am_me, am_busy;
 
@@ -718,6 +719,7 @@ static void *local_addr(nbr_win_t *w, uint64_t off, uint64_t len, int *err)
 
 static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
 {
+    nbr_am_served++;
     nbr_win_t *w = h->win < (uint32_t)nwins_cap ? wins[h->win] : NULL;
     int err = MPI_SUCCESS;
     if (!w || h->from < 0 || h->from >= w->size) {
@@ -865,6 +867,7 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
 
 static void got_reply(const am_rep_t *rep, const char *data, size_t n)
 {
+    nbr_am_served++;
     uint32_t i = rep->tok;
     if (i >= ntok || !toks[i].used)
         return;

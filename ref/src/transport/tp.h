@@ -49,6 +49,7 @@ enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
 /* ---- the active-message transport (am.c) ----------------------------------------------------- */
 
 extern int nbr_am_on;       /* windows with am pairs exist, or am traffic is outstanding */
+extern unsigned long nbr_am_served; /* requests served and replies received (progress thread) */
 void nbr_am_init(void);     /* MPI_Init: the private communicator and posted receives */
 void nbr_am_finalize(void); /* MPI_Finalize: drain, cancel, free */
 void nbr_am_progress(void); /* serve incoming requests, collect replies and completions */
