@@ -315,3 +315,20 @@ NBR_API int MPI_Sendrecv_replace(void *b, int n, MPI_Datatype t, int dest, int s
     free(copy);
     return rc;
 }
+
+/* A process that polls with MPI_Iprobe (MPICH's linked-list benchmarks back off with it) serves
+ * other nodes there too: MPI-3.1 §11.7.3 lets passive-target progress wait for the target's next
+ * MPI call, and this is one. */
+NBR_API int MPI_Iprobe(int src, int tag, MPI_Comm c, int *flag, MPI_Status *st)
+{
+    if (p2p_serves())
+        nbr_progress();
+    return PMPI_Iprobe(src, tag, c, flag, st);
+}
+
+NBR_API int MPI_Improbe(int src, int tag, MPI_Comm c, int *flag, MPI_Message *m, MPI_Status *st)
+{
+    if (p2p_serves())
+        nbr_progress();
+    return PMPI_Improbe(src, tag, c, flag, m, st);
+}

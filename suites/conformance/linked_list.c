@@ -4,11 +4,12 @@
  * holds it: MPI_Compare_and_swap of the tail's next pointer (empty -> the new element) and, when
  * another rank got there first, MPI_Get_accumulate(MPI_NO_OP) of the pointer that won, to move
  * on. Rank 0 then walks the list and checks that it holds every rank's elements, each once, and
- * each rank's in the order it appended them. With --time, rank 0 also prints how long the
- * appends took (the benchmark shape; docs/conformance.md).
+ * each rank's in the order it appended them (--ring: and in turns, rank 0 first). With --time,
+ * rank 0 also prints how long the appends took (the benchmark shape; docs/conformance.md).
  *
  * Found on libnbrma across nodes: the 4-rank run with the classic element count took more than
- * 300 s (vendor 36 s, one node 48 s). Options: --elems N (per rank, default 100), --time. */
+ * 300 s (vendor 36 s, one node 48 s). Options: --elems N (per rank, default 100), --ring (the
+ * ranks take turns: the classic benchmark), --time. */
 #include <stddef.h>
 
 #include "conf.h"
@@ -49,15 +50,18 @@ static llptr_t new_elem(int value)
 int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
-    int elems = 100, timed = 0;
+    int elems = 100, timed = 0, ring = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--elems") && i + 1 < argc && atoi(argv[i + 1]) > 0)
             elems = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--time"))
             timed = 1;
+        else if (!strcmp(argv[i], "--ring"))
+            ring = 1;
         else {
             if (conf_rank == 0)
-                fprintf(stderr, "linked_list: unknown option '%s' (--elems N, --time)\n", argv[i]);
+                fprintf(stderr, "linked_list: unknown option '%s' (--elems N, --ring, --time)\n",
+                        argv[i]);
             MPI_Finalize();
             return 2;
         }
@@ -77,7 +81,55 @@ int main(int argc, char **argv)
     int cas_ok = 1;
     double t0 = MPI_Wtime();
     llptr_t tail = head;
-    for (int i = 0; i < elems; i++) {
+    for (int i = 0; ring && i < elems; i++) {
+        /* The ring: a rank appends only behind its left neighbour's element (the head counts as
+         * rank size-1's), so the ranks take turns; the others chase the tail, polling its next
+         * pointer with MPI_Get_accumulate(MPI_NO_OP) under a shared lock, backing off with
+         * MPI_Iprobe between polls — the classic benchmark's shape. */
+        llptr_t e = new_elem(conf_rank * 1000000 + i);
+        int pollint = 1;
+        for (;;) {
+            int left = (conf_rank + conf_size - 1) % conf_size;
+            int owner = tail.rank == 0 && tail.disp == head.disp ? conf_size - 1 : tail.rank;
+            if (owner == left) {
+                MPI_Win_lock(MPI_LOCK_SHARED, tail.rank, MPI_MODE_NOCHECK, win);
+                MPI_Accumulate(&e.disp, 1, MPI_AINT, tail.rank, MPI_Aint_add(tail.disp, off_disp),
+                               1, MPI_AINT, MPI_REPLACE, win);
+                int64_t r64 = (int64_t)(uint32_t)e.rank;
+                MPI_Accumulate(&r64, 1, MPI_INT64_T, tail.rank, MPI_Aint_add(tail.disp, off_rank),
+                               1, MPI_INT64_T, MPI_REPLACE, win);
+                MPI_Win_unlock(tail.rank, win);
+                tail = e;
+                break;
+            }
+            int64_t r64 = 0;
+            MPI_Aint d = 0;
+            MPI_Win_lock(MPI_LOCK_SHARED, tail.rank, MPI_MODE_NOCHECK, win);
+            MPI_Get_accumulate(NULL, 0, MPI_INT64_T, &r64, 1, MPI_INT64_T, tail.rank,
+                               MPI_Aint_add(tail.disp, off_rank), 1, MPI_INT64_T, MPI_NO_OP, win);
+            MPI_Get_accumulate(NULL, 0, MPI_AINT, &d, 1, MPI_AINT, tail.rank,
+                               MPI_Aint_add(tail.disp, off_disp), 1, MPI_AINT, MPI_NO_OP, win);
+            MPI_Win_unlock(tail.rank, win);
+            int nr = (int)(uint32_t)r64;
+            if (nr != NIL_RANK && d != 0) { /* the rank is written last: the disp is there */
+                if (nr < 0 || nr >= conf_size) {
+                    cas_ok = 0;
+                    break;
+                }
+                tail.rank = nr, tail.disp = d;
+                pollint = pollint / 2 > 1 ? pollint / 2 : 1;
+            } else {
+                int flag;
+                for (int j = 0; j < pollint; j++)
+                    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                               MPI_STATUS_IGNORE);
+                pollint = pollint * 2 < conf_size ? pollint * 2 : conf_size;
+            }
+        }
+        if (!cas_ok)
+            break;
+    }
+    for (int i = 0; !ring && i < elems; i++) {
         llptr_t e = new_elem(conf_rank * 1000000 + i);
         /* Publish the element: swing the tail's next from empty to e; on failure follow it. */
         for (;;) {
@@ -134,7 +186,8 @@ int main(int argc, char **argv)
             MPI_Win_flush(p.rank, win);
             if (e.value >= 0) {
                 int r = e.value / 1000000, i = e.value % 1000000;
-                if (r < 0 || r >= conf_size || i <= last[r])
+                if (r < 0 || r >= conf_size || i <= last[r] ||
+                    (ring && (r != seen % conf_size || i != seen / conf_size)))
                     dup_or_order++;
                 else
                     last[r] = i;
@@ -145,7 +198,7 @@ int main(int argc, char **argv)
             p = e.next;
         }
         MPI_Win_unlock_all(win);
-        for (int r = 0; r < conf_size; r++)
+            for (int r = 0; r < conf_size; r++)
             if (last[r] != elems - 1)
                 dup_or_order++;
         free(last);
