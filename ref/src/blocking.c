@@ -1,24 +1,23 @@
 /* blocking.c — the MPI library's blocking point-to-point and collective calls, made waits that
- * serve other nodes where nothing else would.
+ * serve other nodes.
  *
  * Across nodes a target's CPU carries out the RMA that reaches it (transport/am.c), inside any
  * libnbrma call. A rank blocked inside the vendor's MPI_Barrier or MPI_Recv serves nothing, and
  * the peer waiting for its acknowledgement (an unlock, a flush, a fence arrival) may be the very
  * rank it waits for. MPI-3.1 §11.7.3 asks that passive-target RMA make progress whatever the
- * target does. Where the progress thread serves other nodes (thread.c: by default whenever windows
- * span nodes and MPI_THREAD_MULTIPLE is available) every call here goes straight to the vendor.
- * Otherwise:
+ * target does. So:
  *   - point-to-point calls become their nonblocking twin and a wait that runs libnbrma's engine
  *     and yields (progress.c, nbr_wait_req) once this process has windows with remote pairs
  *     (nbr_am_on): MPI matches blocking and nonblocking point-to-point calls freely, so each
  *     process may decide alone. MPI_Sendrecv_replace, which has no twin, sends from a copy.
- *   - collectives become their nonblocking twin and a serving wait in *every* process of a job
- *     that spans nodes (nbr_coll_serve, decided by all processes together at MPI_Init), from
- *     MPI_Init on: a blocking collective never matches a nonblocking one (MPI-3.1 §5.12), so
- *     the rule must not depend on what one process's windows are.
- * Blocking calls without a nonblocking twin (MPI_Comm_split, MPI_Comm_create, ...) cannot be
- * served this way: that is what the thread is for (docs/ref.md, "Progress across nodes"). Before
- * any of this applies every call goes straight to the vendor, unchanged. */
+ *   - collectives become their nonblocking twin and such a wait in *every* process of a job
+ *     that spans nodes (nbr_coll_serve, agreed by all processes at MPI_Init), from MPI_Init on:
+ *     a blocking collective never matches a nonblocking one (MPI-3.1 §5.12), so the rule must
+ *     not depend on what one process's windows are.
+ * The waits yield the CPU, which also cures MPICH's blocking calls that spin on oversubscribed
+ * nodes. Blocking calls without a nonblocking twin (MPI_Comm_split, MPI_Comm_create, ...) cannot
+ * be served this way: the progress thread serves while the application sits in them (thread.c;
+ * docs/ref.md, "Progress across nodes"). On one node every call goes straight to the vendor. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +26,7 @@
 
 static inline int p2p_serves(void)
 {
-    return __atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED) && !nbr_thread_serves();
+    return __atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED);
 }
 
 /* Run `nbcall` (which fills r_) and wait for it, or forward `vendor`. */

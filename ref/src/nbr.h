@@ -530,7 +530,7 @@ int nbr_thread_serves(void);     /* it runs and may call MPI: blocking calls nee
 const char *nbr_async_check(void); /* why NBRMA_ASYNC_PROGRESS is not valid, or NULL */
 extern int nbr_xnode;            /* the job spans more than one (possibly virtual) node */
 extern int nbr_xnode_thread;     /* ... and the progress thread will serve other nodes */
-extern int nbr_coll_serve;       /* ... and cannot: blocking collectives serve (blocking.c) */
+extern int nbr_coll_serve;       /* ... so blocking collectives serve (blocking.c) */
 extern unsigned long nbr_polls;  /* wait polls of application threads (the thread keeps out) */
 int nbr_world_nodes(void);       /* nodes of MPI_COMM_WORLD (win.c), -1 if unknown */
 

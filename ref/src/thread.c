@@ -84,20 +84,21 @@ void nbr_big_reacquire(int d)
  * calls always misses one (MPI_Comm_split has no nonblocking twin), and a blocking collective
  * turned into its nonblocking twin in some members of a communicator only never matches the
  * others' (MPI-3.1 §5.12). So:
- *   - where the job spans nodes and every process may run a thread that calls MPI
- *     (MPI_THREAD_MULTIPLE provided, NBRMA_ASYNC_PROGRESS not off), the progress thread starts
- *     with the first window that has pairs on other nodes and serves them whatever the
- *     application's thread is doing; no blocking call is changed;
- *   - where the job spans nodes and some process cannot, every process (a job-wide decision,
- *     agreed at MPI_Init) runs the blocking collectives blocking.c wraps as their nonblocking
- *     twins plus a serving wait, and once it has such windows its blocking point-to-point calls
- *     too; a target inside any other blocking call then stalls its origins (warned once);
+ *   - where the job spans nodes, every process (a job-wide fact, agreed at MPI_Init) runs the
+ *     blocking collectives blocking.c wraps as their nonblocking twins plus a wait that serves
+ *     and yields, and once it has windows with remote pairs its blocking point-to-point calls
+ *     too (also the cure for MPICH's blocking calls, which spin on oversubscribed nodes);
+ *   - where, in addition, every process may run a thread that calls MPI (MPI_THREAD_MULTIPLE
+ *     provided, NBRMA_ASYNC_PROGRESS not off), the progress thread starts with the first window
+ *     that has pairs on other nodes and serves them whatever else the application's thread is
+ *     doing — inside MPI_Comm_split, or computing; otherwise a target inside a blocking call
+ *     libnbrma cannot wrap stalls its origins until it returns (warned once);
  *   - on one node nothing is needed: shared memory needs no target CPU.
  * To have MPI_THREAD_MULTIPLE, libnbrma asks for it at MPI_Init when the job may span nodes — a
  * decision taken before MPI can tell, from the launcher's environment (may_span_nodes). */
 int nbr_xnode;       /* the job spans more than one (possibly virtual) node */
 int nbr_xnode_thread; /* ... and the progress thread will serve other nodes */
-int nbr_coll_serve;  /* ... and cannot: blocking collectives become nonblocking + serving wait */
+int nbr_coll_serve;  /* blocking collectives become nonblocking + a serving wait (blocking.c) */
 static int app_level = MPI_THREAD_SINGLE; /* what the application asked MPI_Init_thread for */
 
 enum { ASYNC_AUTO, ASYNC_ON, ASYNC_OFF, ASYNC_BAD };
@@ -182,7 +183,7 @@ static void xnode_init(int provided)
         all = 0;
     nbr_xnode = nodes != 1; /* unknown (a failed allgather): as if it did */
     nbr_xnode_thread = nbr_xnode && all;
-    nbr_coll_serve = nbr_xnode && !all;
+    nbr_coll_serve = nbr_xnode;
 }
 
 static void thread_init(int provided)

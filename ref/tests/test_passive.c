@@ -1,7 +1,7 @@
 /* test_passive.c — passive-target progress across nodes (issue 10 §2 and §5).
  *
  * Across nodes the target's CPU carries out what reaches it (transport/am.c). Rank 1, the
- * target, computes D = 50 ms without any MPI call while rank 0 locks it, puts and unlocks.
+ * target, computes D = 100 ms without any MPI call while rank 0 locks it, puts and unlocks.
  * By default (NBRMA_ASYNC_PROGRESS=auto, or on) the progress thread serves the requests and the
  * epoch ends well before the computation does; with NBRMA_ASYNC_PROGRESS=off the epoch waits
  * until the target calls MPI again — the documented behaviour (docs/ref.md, "Progress across
@@ -16,7 +16,7 @@
 #include "nbrma.h"
 #include "tap.h"
 
-#define D      0.050
+#define D      0.100
 #define ROUNDS 7
 
 static int cmp(const void *a, const void *b)
