@@ -586,5 +586,13 @@ void nbr_sym_free(void *addr, size_t total);
  * checked): direct memcpy for shared flavors, CMA otherwise. Return MPI_SUCCESS or an error. */
 int nbr_shm_write(nbr_win_t *w, int target, MPI_Aint off, const void *src, size_t len);
 int nbr_shm_read(nbr_win_t *w, int target, MPI_Aint off, void *dst, size_t len);
+/* Private memory of a node peer (CMA): n <= NBR_CMA_BATCH pieces in one system call. */
+#define NBR_CMA_BATCH 1024 /* IOV_MAX on Linux */
+typedef struct {
+    void *local;
+    MPI_Aint off; /* window displacement in bytes (dynamic: the address), bounds checked */
+    size_t len;
+} nbr_cma_piece_t;
+int nbr_shm_cma_batch(nbr_win_t *w, int target, int write, const nbr_cma_piece_t *p, int n);
 
 #endif
