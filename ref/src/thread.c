@@ -176,13 +176,16 @@ static int wanted_level(int required)
 static void xnode_init(int provided)
 {
     int nodes = nbr_world_nodes(); /* an allgather of node keys (win.c) */
-    int can = provided == MPI_THREAD_MULTIPLE && async_mode() != ASYNC_OFF, all = 0;
+    /* {can run the thread, -(spans nodes)}: the minimum is "all can" and "any says it spans"
+     * (unknown, a failed allgather, counts as spanning). */
+    int mine[2] = {provided == MPI_THREAD_MULTIPLE && async_mode() != ASYNC_OFF, -(nodes != 1)};
+    int all[2] = {0, -1};
     MPI_Request r;
-    if (PMPI_Iallreduce(&can, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r) != MPI_SUCCESS ||
+    if (PMPI_Iallreduce(mine, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r) != MPI_SUCCESS ||
         nbr_wait_req(&r) != MPI_SUCCESS)
-        all = 0;
-    nbr_xnode = nodes != 1; /* unknown (a failed allgather): as if it did */
-    nbr_xnode_thread = nbr_xnode && all;
+        all[0] = 0, all[1] = -1;
+    nbr_xnode = all[1] != 0;
+    nbr_xnode_thread = nbr_xnode && all[0];
     nbr_coll_serve = nbr_xnode;
 }
 
@@ -277,9 +280,11 @@ static void *progress_thread(void *arg)
     return NULL;
 }
 
+static void progress_maybe_start(int win_rank);
+
 static void progress_start(void)
 {
-    thread_started = 1;
+    __atomic_store_n(&thread_started, 1, __ATOMIC_RELEASE);
     nbr_locking = 1; /* before the thread exists: nobody is inside an entry point now */
     int err = pthread_create(&thread, NULL, progress_thread, NULL);
     if (err != 0)
@@ -288,7 +293,7 @@ static void progress_start(void)
                 "epochs progress inside MPI calls only\n",
                 err);
     else
-        thread_running = nbr_thread_level == MPI_THREAD_MULTIPLE;
+        __atomic_store_n(&thread_running, nbr_thread_level == MPI_THREAD_MULTIPLE, __ATOMIC_RELEASE);
 }
 
 int nbr_thread_serves(void)
@@ -300,6 +305,18 @@ int nbr_thread_serves(void)
  * the thread when NBRMA_ASYNC_PROGRESS=on (first window) or, by default, with the first window
  * that has pairs on other nodes; or say once why a target in a blocking call may stall. */
 void nbr_progress_after_create(int win_rank)
+{
+    static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER; /* two threads creating windows */
+    if (__atomic_load_n(&thread_started, __ATOMIC_ACQUIRE))
+        return;
+    if (pthread_mutex_lock(&start_mu) != 0)
+        abort();
+    progress_maybe_start(win_rank);
+    if (pthread_mutex_unlock(&start_mu) != 0)
+        abort();
+}
+
+static void progress_maybe_start(int win_rank)
 {
     if (thread_started)
         return;
