@@ -15,6 +15,10 @@ DIR holds the lab's source files (default: the lab's own folder, i.e. the starte
 labs/solutions/NN-name is the instructor's solution. --mpi picks the MPI build (default $MPI or
 mpich); --impl runs the program on the vendor's RMA or on libnbrma (each lab has a default).
 Builds go to build/<mpi>/labs/<lab>/<starter|solution|custom>/.
+
+Environment: MPI, BUILD, MPICC, TEST_RUNNER (as make check sets them: `TEST_RUNNER="srun -n"`
+on a cluster); LAB_RMACHECK_DIR, a directory every host reaches, when ranks run on several
+hosts (rmacheck --dir).
 """
 import hashlib
 import json
@@ -233,7 +237,11 @@ class Check:
         fd, js = tempfile.mkstemp(prefix="labcheck.", suffix=".json")
         os.close(fd)
         rmc = os.path.join(self.build, "bin", "rmacheck")
-        cmd = [rmc, "--json", js, "--"] + self.runner + [str(nranks), exe] + list(args)
+        # ranks on several hosts (a cluster's launcher) need rmacheck's logs on a shared file
+        # system: LAB_RMACHECK_DIR names one (docs/labs.md)
+        logdir = os.environ.get("LAB_RMACHECK_DIR")
+        cmd = [rmc, "--json", js] + (["--dir", logdir] if logdir else []) + ["--"] + \
+            self.runner + [str(nranks), exe] + list(args)
         shown = [rmc, "--"] + self.runner + [str(nranks), exe] + list(args)
         self.step("rmacheck: %s" % " ".join(_rel(x) for x in shown))
         try:
