@@ -38,7 +38,7 @@ include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
 include labs/module.mk
 
-.PHONY: all deps check bench plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all deps labs check bench plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -52,6 +52,12 @@ ifeq ($(DEPS),1)
 endif
 	@mkdir -p $(@D) && touch $@
 deps: $(DEPS_STAMP)
+
+# The teaching labs (labs/README.md): what they use, then every lab's programs (labs/module.mk).
+labs: $(DEPS_STAMP)
+	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory $(LAB_BINS) $(BUILD)/labs/.py-ok
+	@echo "labs: built $(words $(LAB_DIRS)) labs ($(LAB_DIRS)) for $(MPI); run labs/<lab>/check"
 
 check: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all labs

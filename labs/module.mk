@@ -31,6 +31,4 @@ $(BUILD)/labs/.py-ok: $(LAB_PY)
 	$(PYTHON) -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' $^
 	@touch $@
 
-.PHONY: labs
-labs: all $(LAB_BINS) $(BUILD)/labs/.py-ok
-	@echo "labs: built $(words $(LAB_DIRS)) labs ($(LAB_DIRS)) for $(MPI); run labs/<lab>/check"
+# (the `labs` target itself is in the top-level Makefile: it installs dependencies first)
