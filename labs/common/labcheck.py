@@ -79,7 +79,8 @@ class Check:
             src = a
             i += 1
         if self.mpi not in ("mpich", "openmpi"):
-            self.error("--mpi: '%s' is not mpich or openmpi" % self.mpi)
+            self.error("MPI '%s' (from --mpi or the environment's MPI) is not mpich or openmpi"
+                       % self.mpi)
         if self.impl not in ("vendor", "ref"):
             self.error("--impl: '%s' is not vendor or ref" % self.impl)
         self.labdir = os.path.join(TOP, "labs", lab)
@@ -102,8 +103,9 @@ class Check:
             tag = "custom-" + hashlib.sha1(os.path.realpath(self.src).encode()).hexdigest()[:8]
         self.out = os.path.join(self.build, "labs", lab, tag)
         os.makedirs(self.out, exist_ok=True)
-        self.mpicc = os.environ.get("MPICC") or ("mpicc.mpich" if self.mpi == "mpich"
-                                                  else "mpicc.openmpi")
+        self.mpicc = os.environ.get("MPICC")
+        if not self.mpicc or (os.environ.get("MPI") and self.mpi != os.environ["MPI"]):
+            self.mpicc = "mpicc.mpich" if self.mpi == "mpich" else "mpicc.openmpi"
         runner = os.environ.get("TEST_RUNNER")
         if not runner or (os.environ.get("MPI") and self.mpi != os.environ["MPI"]):
             if self.mpi == "mpich":
@@ -117,6 +119,17 @@ class Check:
                 self.error("%s is not built: run `make labs%s` at the top of the repository"
                            " first" % (_rel(os.path.join(self.build, tool)),
                                        "" if self.mpi == "mpich" else " MPI=" + self.mpi))
+        # A sanitized build (make check SAN=1) links libnbrma with ASan, whose runtime must be the
+        # first library of a process that loads libnbrma.
+        self.asan = None
+        try:
+            ldd = subprocess.run(["ldd", os.path.join(self.build, "lib", "libnbrma.so")],
+                                 capture_output=True, text=True).stdout
+            m = re.search(r"libasan\S* => (\S+)", ldd)
+            self.asan = m.group(1) if m else None
+        except OSError:
+            pass
+        self.nbrma_linked = set()  # binaries linked with libnbrma
         print("lab %s%s: checking %s (%s, %s)" % (lab, " — " + title if title else "",
                                                    ", ".join(os.path.join(_rel(self.src), f)
                                                              for f in sources),
@@ -179,6 +192,8 @@ class Check:
                                                  lambda m: m.group(1) + _rel(m.group(2)), x)
                                           for x in cmd))
         p = subprocess.run(cmd, capture_output=True, text=True)
+        if nbrma:
+            self.nbrma_linked.add(exe)
         if p.returncode != 0:
             self.show(p.stderr + p.stdout, limit=20)
             self.fail("%s does not compile (the compiler's messages are above)" % source)
@@ -187,14 +202,18 @@ class Check:
         return exe
 
     # -- running
-    def env(self, impl=None, extra=None):
+    def env(self, impl=None, extra=None, exe=None, rmacheck=False):
         impl = impl or self.impl
         e = dict(os.environ)
         e.pop("NBRMA_KNOWN_FAILURE", None)
+        pre = []
+        if self.asan and not rmacheck and (impl == "ref" or exe in self.nbrma_linked):
+            pre.append(self.asan)  # (under rmacheck: its --preload)
         if impl == "ref":
-            e["LD_PRELOAD"] = " ".join([os.path.join(self.build, "lib", "libnbrma.so")] +
-                                       e.get("LD_PRELOAD", "").split())
+            pre.append(os.path.join(self.build, "lib", "libnbrma.so"))
             e["NBRMA_IMPL"] = "ref"
+        if pre:
+            e["LD_PRELOAD"] = " ".join(pre + e.get("LD_PRELOAD", "").split())
         if extra:
             e.update(extra)
         return e
@@ -219,7 +238,7 @@ class Check:
         self.step("run: %s on %d ranks%s" % (" ".join([_rel(exe)] + list(args)), nranks,
                                              " (libnbrma)" if (impl or self.impl) == "ref"
                                              else ""))
-        rc, out, err = self._run(cmd, self.env(impl, extra_env), timeout)
+        rc, out, err = self._run(cmd, self.env(impl, extra_env, exe=exe), timeout)
         if rc is None:
             self.show(out + err, limit=20)
             self.fail("%s did not finish within %d s: a deadlock? (an epoch opened on one rank"
@@ -240,12 +259,14 @@ class Check:
         # ranks on several hosts (a cluster's launcher) need rmacheck's logs on a shared file
         # system: LAB_RMACHECK_DIR names one (docs/labs.md)
         logdir = os.environ.get("LAB_RMACHECK_DIR")
-        cmd = [rmc, "--json", js] + (["--dir", logdir] if logdir else []) + ["--"] + \
+        asan = self.asan and ((impl or self.impl) == "ref" or exe in self.nbrma_linked)
+        cmd = [rmc, "--json", js] + (["--dir", logdir] if logdir else []) + \
+            (["--preload", self.asan] if asan else []) + ["--"] + \
             self.runner + [str(nranks), exe] + list(args)
         shown = [rmc, "--"] + self.runner + [str(nranks), exe] + list(args)
         self.step("rmacheck: %s" % " ".join(_rel(x) for x in shown))
         try:
-            rc, out, err = self._run(cmd, self.env(impl), timeout)
+            rc, out, err = self._run(cmd, self.env(impl, rmacheck=True), timeout)
             if rc is None:
                 self.show(out + err, limit=20)
                 self.fail("under rmacheck, %s did not finish within %d s (a deadlock?)"
