@@ -22,10 +22,10 @@ int main(int argc, char **argv)
     const int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
 
     /* A window of 4 ints per rank (2 used); displacements count ints (disp_unit = sizeof(int)).
-     * Why 4: MPICH 4.0.2 puts RMA to the wrong place in MPI_Win_allocate windows whose size is not
-     * a multiple of 16 bytes (a vendor bug, suites/conformance/known-failures: win_allocate_odd). */
+     * Why 4: MPICH 4.0.2 misplaces RMA on MPI_Win_allocate windows whose size is not a multiple
+     * of 16 bytes (a vendor bug: win_allocate_odd in suites/conformance/known-failures). */
     MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mailbox, &win);
-    mailbox[0] = -1;         /* nothing received yet */
+    mailbox[0] = -1;          /* nothing received yet */
     mailbox[1] = 1000 + rank; /* what the right neighbour will get */
     int mine = 100 + rank, got = -1;
 

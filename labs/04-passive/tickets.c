@@ -56,8 +56,7 @@ int main(int argc, char **argv)
     }
     /* 16 bytes, not 4: MPICH 4.0.2 misplaces RMA on MPI_Win_allocate windows whose size is not
      * a multiple of 16 bytes (a vendor bug, suites/conformance/known-failures) */
-    MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &dispenser,
-                     &win);
+    MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &dispenser, &win);
     dispenser[0] = 0;
     int *mine = malloc(k * sizeof(int)), *all = malloc((size_t)nranks * k * sizeof(int));
     lab_barrier(MPI_COMM_WORLD); /* the dispenser is set before anybody takes a ticket */
