@@ -436,8 +436,9 @@ static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint3
         toks[ntok].next_free = UINT32_MAX;
         free_tok = ntok++;
     }
-    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY). */
-    if (!w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
+    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY);
+     * a lock try is never one. */
+    if (!cell && !w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
         w->got_req = w->op_req;
     uint32_t i = free_tok;
     am_tok_t *t = &toks[i];
