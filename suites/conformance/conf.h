@@ -334,6 +334,27 @@ static inline int conf_win_free(MPI_Win *win)
     return rc;
 }
 
+/* Memory a program exposes with MPI_Win_create itself (a create window is what it tests):
+ * MPI_Alloc_mem's under CONF_WINDOW=allocmem, else malloc's. NULL when there is none. */
+static inline void *conf_mem_alloc(size_t size)
+{
+    void *mem = NULL;
+    if (conf_window_kind() != CONF_WIN_ALLOCMEM)
+        return malloc(size > 0 ? size : 1);
+    if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1) ||
+        MPI_Alloc_mem((MPI_Aint)size, MPI_INFO_NULL, &mem) != MPI_SUCCESS)
+        return NULL;
+    return mem;
+}
+
+static inline void conf_mem_free(void *mem)
+{
+    if (conf_window_kind() != CONF_WIN_ALLOCMEM)
+        free(mem);
+    else if (mem)
+        MPI_Free_mem(mem);
+}
+
 /* Collective over comm: 1 when its ranks live on more than one node — real nodes, or the
  * virtual ones of NBRMA_RANKS_PER_NODE, which libnbrma's MPI_Comm_split_type honours. Such a
  * group cannot make an MPI_Win_allocate_shared window (MPI-3.1 §11.2.3). */
