@@ -527,11 +527,12 @@ static int inner_request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 
 /* A wait that completes a pooled request needs no progress of its own (the request is complete; the
  * libnbrma call that made it ran the engine, and every other call and wait still does): it only
- * serves other nodes' requests where windows have remote pairs, as every libnbrma call does
- * (passive-target progress across nodes). */
+ * serves other nodes' requests where windows have remote pairs and no progress thread does, as
+ * every synchronization call does (sync.c's serve_others: passive-target progress across
+ * nodes). */
 static inline void tok_progress(void)
 {
-    if (NBR_UNLIKELY(nbr_am_on))
+    if (NBR_UNLIKELY(__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED)) && !nbr_thread_serves())
         nbr_progress();
 }
 
