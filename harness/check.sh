@@ -103,9 +103,10 @@ echo "check.sh: $n tests from testlists ($MPI, $BUILD)$([ $nfull = 0 ] || echo "
 # vendor's communication code) crashed, and logs it here; the log is printed after prove.
 crashlog=$BUILD/vendor-crashes.log
 rm -f "$crashlog"
-# --timer: each test's wall time, so a slow one is easy to find (make check must stay short)
+# --timer: each test's wall time, so a slow one is easy to find (make check must stay short);
+# --failures: the failing points (and their reasons) of a failed test file
 rc=0
-$PROVE --timer --exec /bin/sh "$tdir" || rc=$?
+$PROVE --timer --failures --exec /bin/sh "$tdir" || rc=$?
 if [ -s "$crashlog" ]; then
     echo "check.sh: $(wc -l <"$crashlog") run(s) repeated after a vendor runtime crash ($crashlog):"
     sed 's/^/  /' "$crashlog"
