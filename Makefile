@@ -4,6 +4,7 @@
 #   make [MPI=mpich|openmpi] [SAN=1]        build
 #   make check [MPI=...] [SAN=1] [FULL=1]   install missing packages, build, run all tests via prove
 #                                           (FULL=1: also the testlist lines marked `full`)
+#        [LOAD=k] [TIMEOUT_SCALE=f]         k CPU hogs per core during the run; watchdogs x f
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k]
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
 #   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
@@ -53,10 +54,13 @@ endif
 deps: $(DEPS_STAMP)
 
 FULL ?= 0
+LOAD ?= 0
+TIMEOUT_SCALE ?=
 check: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
 	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) \
-	  PROVE="$(PROVE)" FULL=$(FULL) sh harness/check.sh
+	  PROVE="$(PROVE)" FULL=$(FULL) LOAD=$(LOAD) RESULTS=$(RESULTS) \
+	  $(if $(TIMEOUT_SCALE),TIMEOUT_SCALE=$(TIMEOUT_SCALE)) sh harness/check.sh
 
 BENCH ?= .
 SERIES ?= vendor,ref,ref-nb

@@ -69,6 +69,39 @@ TIMEOUT_SCALE=3 check "$tmp/l/testlist"
 t_like "$tmp/out" "did not finish within ([3-9]|[1-9][0-9]+) s \(timeout=1 x [0-9.]+: TIMEOUT_SCALE=3," "TIMEOUT_SCALE=3 triples the limit at least"
 t_diag "the hang tests took $(($(date +%s) - t0)) s"
 
+# LOAD=k: k CPU hogs per core while the tests run, gone when check.sh ends, even by SIGKILL.
+cores=$(getconf _NPROCESSORS_ONLN)
+cat >"$tmp/l/hogs.sh" <<'HOGS'
+#!/bin/sh
+echo "1..1"
+n=$(ps -eo args | grep -c "^sh .*/harness/cpuhog.sh $NBRMA_CHECK_PID$")
+echo "$NBRMA_CHECK_PID" >"$(dirname "$0")/check.pid"
+[ "$n" -eq "$HOGS" ] && echo "ok 1 - $n hogs" || echo "not ok 1 - $n hogs, expected $HOGS"
+sleep "${SLEEP:-0}"
+HOGS
+chmod +x "$tmp/l/hogs.sh"
+printf 'hogs.sh 0 timeout=60\n' >"$tmp/l/testlist"
+HOGS=$((2 * cores)) LOAD=2 check "$tmp/l/testlist"
+t_is $? 0 "LOAD=2 runs the tests beside 2 CPU hogs per core"
+t_like "$tmp/out" "^check.sh: LOAD=2: $((2 * cores)) CPU hogs \\(2 per core on $cores cores\\)" "and says so"
+t_like "$tmp/out" '^check.sh: [0-9]+ tests in .*load average at the start [0-9.]+ .*, at the end [0-9.]+' \
+    "the load average at the start and the end is reported"
+hogs_left() { ps -eo args | grep -c "^sh .*/harness/cpuhog.sh $(cat "$tmp/l/check.pid")$"; }
+t_is "$(hogs_left)" 0 "no hog outlives the run"
+HOGS=$cores LOAD=1 SLEEP=8 TESTLISTS="$tmp/l/testlist" MPI="${MPI:-mpich}" BUILD="$BUILD" \
+    sh harness/check.sh >"$tmp/out" 2>&1 &
+pid=$!
+i=0
+while [ ! -s "$tmp/l/check.pid" ] || [ "$(cat "$tmp/l/check.pid")" != "$pid" ]; do
+    sleep 1; i=$((i + 1)); [ $i -lt 60 ] || break
+done
+kill -9 "$pid"
+sleep 3
+t_is "$(hogs_left)" 0 "nor one whose check.sh was killed with SIGKILL (each hog watches its parent)"
+LOAD=x check "$tmp/l/testlist"
+t_is $? 2 "LOAD=x is refused"
+rm -f "$tmp/l/check.pid"
+
 printf 'env.sh 0 retries=3\n' >"$tmp/l/testlist"
 check "$tmp/l/testlist"
 t_is $? 2 "an unknown testlist field is refused"
