@@ -6,6 +6,7 @@
 #                                           (FULL=1: also the testlist lines marked `full`)
 #        [LOAD=k] [TIMEOUT_SCALE=f]         k CPU hogs per core during the run; watchdogs x f
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k]
+#   make summary [MPI=...]                  summary.txt + figures again from results/<mpi>/ alone
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
 #   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
 #   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
@@ -38,7 +39,7 @@ include suites/conformance/module.mk
 include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
 
-.PHONY: all deps check bench plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all deps check bench summary plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -65,13 +66,22 @@ check: $(DEPS_STAMP)
 BENCH ?= .
 SERIES ?= vendor,ref,ref-nb
 QUICK ?= 0
+BENCHLISTS ?= suites/patterns/benchlist suites/apps/benchlist
+# The figures are drawn from whatever results exist, also when a step failed or hung; the exit
+# status is then the driver's.
 bench: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
-	$(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
+	@rc=0; $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
 	  $(if $(filter 1,$(QUICK)),--quick) $(if $(NODES),--nodes $(NODES)) \
-	  suites/patterns/benchlist suites/apps/benchlist
-	$(PYTHON) plots/plot.py --results $(RESULTS)
+	  $(BENCHLISTS) || rc=$$?; \
+	$(PYTHON) plots/plot.py --results $(RESULTS) || [ $$rc -ne 0 ] || rc=1; exit $$rc
+
+# summary.txt and the figures again, from results/<mpi>/ alone (nothing runs).
+summary:
+	@rc=0; $(PYTHON) harness/nbrma-bench --summary-only --out $(RESULTS) --mpi $(MPI) \
+	  $(BENCHLISTS) || rc=$$?; \
+	$(PYTHON) plots/plot.py --results $(RESULTS) || [ $$rc -ne 0 ] || rc=1; exit $$rc
 
 plots:
 	$(PYTHON) plots/plot.py --results $(RESULTS)

@@ -15,8 +15,9 @@ import re
 
 _DECOR = re.compile(r"/(iterations:\d+|manual_time|real_time|repeats:\d+|threads:\d+)")
 _SERIES = ("vendor", "ref", "ref-nb")
-# JSON files that live beside the results but are not benchmark output (harness/nbrma-models).
-NOT_RESULTS = {"models.json"}
+# JSON files that live beside the results but are not benchmark output (harness/nbrma-models,
+# harness/nbrma-bench's record of failures and conditions).
+NOT_RESULTS = {"models.json", "failures.json", "conditions.json"}
 
 
 class ResultsError(Exception):
