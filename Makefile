@@ -13,6 +13,8 @@
 #   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
 #   make perfgate [MPI=...]                 compare the fast paths with that baseline
 #   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make config [MPI=...]                   print MPICC, TEST_RUNNER, BUILD, RESULTS
+#   MPI=<any name> MPICC=... MPIEXEC=...    another MPI: build/<name>/, results/<name>/
 #   make format                             clang-format the C sources
 
 .DEFAULT_GOAL := all
@@ -39,7 +41,7 @@ include suites/conformance/module.mk
 include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
 
-.PHONY: all deps check bench summary plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all config deps check bench summary plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -59,7 +61,8 @@ LOAD ?= 0
 TIMEOUT_SCALE ?=
 check: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
-	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) \
+	MPI=$(MPI) MPICC="$(MPICC)" MPIEXEC="$(MPIEXEC)" BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" \
+	  PYTHON=$(PYTHON) SAN=$(SAN) \
 	  PROVE="$(PROVE)" FULL=$(FULL) LOAD=$(LOAD) RESULTS=$(RESULTS) \
 	  $(if $(TIMEOUT_SCALE),TIMEOUT_SCALE=$(TIMEOUT_SCALE)) sh harness/check.sh
 
@@ -156,6 +159,12 @@ uninstall:
 	rm -rf $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma $(INSTDIR)/share/doc/nbrma \
 	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include/nbrma.h
 
+# What make would build with, and where (BUILD, RESULTS): a check before a long run on a cluster.
+config:
+	@echo "MPI=$(MPI)"; echo "MPICC=$(MPICC)"; echo "TEST_RUNNER=$(TEST_RUNNER)"
+	@echo "BUILD=$(BUILD)"; echo "RESULTS=$(RESULTS)"; echo "SAN=$(SAN)"
+	@echo "CFLAGS=$(CFLAGS)"; echo "LDFLAGS=$(LDFLAGS)"
+
 clean:
 	rm -rf $(BUILD)
 distclean:
@@ -165,4 +174,10 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cc')
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+# Objects built with another configuration (mk/config.mk: MPICC, flags, SAN) are rebuilt.
+NBR_OLD_OBJS := $(shell find $(OBJ) -name '*.o' ! -newer $(NBR_CONFIG_STAMP) 2>/dev/null)
+ifneq ($(NBR_OLD_OBJS),)
+$(NBR_OLD_OBJS): $(NBR_CONFIG_STAMP)
+endif
+$(NBR_CONFIG_STAMP): ;
 .SECONDARY:

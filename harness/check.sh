@@ -103,6 +103,9 @@ for list in $lists; do
             echo "#!/bin/sh"
             echo "cd '$top'"
             echo "export MPI='$MPI' BUILD='$BUILD' TEST_RUNNER='$TEST_RUNNER' PYTHON='$PYTHON' SAN='$SAN'"
+            # the build's wrapper and launcher, for the tests that run make themselves
+            [ -z "${MPICC:-}" ] || echo "export MPICC='$MPICC'"
+            [ -z "${MPIEXEC:-}" ] || echo "export MPIEXEC='$MPIEXEC'"
             # what run-test.sh records in the results table (check.tsv): where the test comes
             # from, the program, ranks, settings and arguments
             echo "export NBRMA_TEST_ID='$(echo "${dir#./} $(basename "$prog")${preload:+ on-ref} np=$np$(echo "$envs" | tr -d "'" | sed 's/^ */ /; s/^ $//')${1:+ $*}" | tr -d "'")'"

@@ -12,8 +12,8 @@ cat >"$tmp/benchlist" <<LIST
 $top/$BUILD/tests/crashy 2 timeout=20 ids=X1 -- --crash 0 --wrong 0 --hang 1
 $top/$BUILD/bin/d1_latency 2 -- --sizes 8,64
 LIST
-# make from inside make check: the outer make's jobserver and level are not ours.
-m() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$top" MPI="$MPI" \
+# make from inside make check (t_make: the same configuration, not the jobserver)
+m() { t_make -C "$top" MPI="$MPI" \
     BUILD="$BUILD" SAN="${SAN:-}" DEPS=0 TEST_RUNNER="$TEST_RUNNER" SERIES=vendor \
     BENCHLISTS="$tmp/benchlist" RESULTS="$tmp/r" "$@" >"$tmp/out" 2>&1; }
 
