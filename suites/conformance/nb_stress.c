@@ -73,7 +73,7 @@ static void read_modify_write(void)
     if (!nbt_testall(iters, u, 3 * NBT_LIMIT))
         tap_bail_out("%d iunlock requests not complete after %.0f s", iters, 3 * NBT_LIMIT);
     double dt = MPI_Wtime() - t0;
-    nbt_barrier();
+    nbt_barrier_within(3 * NBT_LIMIT, "the read-modify-write epochs");
     long total = (long)conf_size * iters;
     int ok = 1;
     if (conf_rank == 0 && nbt_load(&base[0]) != total) {
@@ -136,7 +136,7 @@ static void accumulate_no_wait(void)
     report_samples("accumulate epochs");
     if (!nbt_testall(n, q, 3 * NBT_LIMIT))
         tap_bail_out("%d accumulate-epoch requests not complete after %.0f s", n, 3 * NBT_LIMIT);
-    nbt_barrier();
+    nbt_barrier_within(3 * NBT_LIMIT, "the accumulate epochs");
     int64_t c1 = nbt_load(&base[1]), c2 = nbt_load(&base[2]);
     int ok = c1 == iters && c2 == (int64_t)conf_size * nall;
     if (!ok)

@@ -149,6 +149,18 @@ static inline void nbt_barrier(void)
     nbt_wait(&r, "MPI_Ibarrier");
 }
 
+/* The barrier after a phase in which each rank may take up to `secs` (scaled) for its own part:
+ * a rank that finished early waits that long for the others, not NBT_LIMIT (issue 23: on a
+ * loaded machine nb_stress's rank 0 gave up at the 20 s barrier while rank 1 was still, within
+ * its own 60 s, draining 2500 queued epochs). */
+static inline void nbt_barrier_within(double secs, const char *after)
+{
+    MPI_Request r;
+    MPI_Ibarrier(nbt_comm, &r);
+    if (!nbt_poll(&r, secs))
+        tap_bail_out("MPI_Ibarrier after %s did not complete within %.0f s (hang?)", after, secs);
+}
+
 /* Watch words [0, n) of local window memory for `secs` seconds while driving progress: 1 if
  * all kept the value `expect` throughout, else 0 with *which and *seen naming the first change. */
 static inline int nbt_stays(const int64_t *words, int n, int64_t expect, double secs, int *which,
