@@ -8,6 +8,7 @@
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k]
 #   make summary [MPI=...]                  summary.txt + figures again from results/<mpi>/ alone
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
+#   make compare [MPIS="mpich openmpi"]     one report: results/compare/index.html
 #   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
 #   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
 #   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
@@ -41,7 +42,7 @@ include suites/conformance/module.mk
 include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
 
-.PHONY: all config deps check bench summary plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all config deps check bench summary plots compare models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -88,6 +89,30 @@ summary:
 
 plots:
 	$(PYTHON) plots/plot.py --results $(RESULTS)
+
+# One report comparing MPIs (results/compare/index.html, report.txt, plots/): each MPI's
+# results/<mpi>/ is reused when it holds benchmark results (make bench MPI=<mpi> otherwise, with
+# BENCH/SERIES/QUICK as given), and its conformance column comes from results/<mpi>/check.tsv
+# (make check; otherwise the conformance suites alone are run for it). Another MPI's name needs
+# its results first: make bench MPI=name MPICC=... MPIEXEC=..., make check MPI=name ...
+MPIS ?= mpich openmpi
+RESULTS_ROOT ?= results
+COMPARE ?= $(RESULTS_ROOT)/compare
+compare:
+	@for m in $(MPIS); do \
+	  if ! ls $(RESULTS_ROOT)/$$m/*.np*.json >/dev/null 2>&1; then \
+	    echo "make compare: no benchmark results in $(RESULTS_ROOT)/$$m/: make bench MPI=$$m"; \
+	    $(MAKE) --no-print-directory bench MPI=$$m BENCH='$(BENCH)' SERIES='$(SERIES)' \
+	      QUICK=$(QUICK) RESULTS=$(RESULTS_ROOT)/$$m || echo "make compare: make bench MPI=$$m failed; comparing what exists"; \
+	  fi; \
+	  if [ ! -f $(RESULTS_ROOT)/$$m/check.tsv ]; then \
+	    echo "make compare: no $(RESULTS_ROOT)/$$m/check.tsv: the conformance suites on $$m"; \
+	    $(MAKE) --no-print-directory check MPI=$$m TESTLISTS="$$(find suites/conformance -name testlist \
+	      -not -path '*/rmacheck/*' | sort | tr '\n' ' ')" CHECK_RESULTS=$(RESULTS_ROOT)/$$m/check.tsv \
+	      || echo "make compare: conformance failures on $$m (see the matrix)"; \
+	  fi; \
+	done
+	$(PYTHON) harness/nbrma-compare --out $(COMPARE) $(foreach m,$(MPIS),$(RESULTS_ROOT)/$(m))
 
 # Timing models (docs/models.md): RUNS=N first adds N runs of D1-D7 under $(RESULTS)/runs/; the
 # fit uses every run there (and $(RESULTS) itself when it holds D results).
