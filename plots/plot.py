@@ -573,10 +573,11 @@ def conditions(rs, runs):
                                             run["load_start"], run.get("load_end") or 0))
     if loads:
         parts.append("load average at the run's start → end: " + ", ".join(loads))
-    # lines of at most ~110 characters, so the title does not run off the figure
+    # lines of at most ~80 characters: the title is centred over the plot area, which a legend
+    # outside on the right narrows, and must not run off the figure
     lines, cur = [], ""
     for p in (p for p in parts if p):
-        if cur and len(cur) + 3 + len(p) > 110:
+        if cur and len(cur) + 3 + len(p) > 80:
             lines.append(cur)
             cur = p
         else:
