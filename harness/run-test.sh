@@ -47,7 +47,10 @@ record() { # STATUS REASON
 if [ -n "${NBRMA_KNOWN_FAILURE:-}" ]; then
     reason=$NBRMA_KNOWN_FAILURE
     unset NBRMA_KNOWN_FAILURE
-    out=$(NBRMA_CHECK_LOG="" sh "$0" "$np" "$base" "$@" 2>&1)
+    # Not scaled with the load: a known failure may be a vendor hang (pscw_groups on MPICH),
+    # which would otherwise cost up to 8x its limit on a busy machine; either outcome is a TODO.
+    out=$(NBRMA_CHECK_LOG="" NBRMA_TIMEOUT_SCALE="${TIMEOUT_SCALE:-1}" \
+        NBRMA_TIMEOUT_LOAD="load not counted: a known vendor failure" sh "$0" "$np" "$base" "$@" 2>&1)
     rc=$?
     echo "$out" | sed 's/^/# /'
     echo "1..1"

@@ -5,6 +5,8 @@
 # `full` lines wait for FULL=1, and a vendor runtime crash is repeated once (and only such a crash).
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" && . harness/taplib.sh
+# This test's own runs of run-test.sh and of .t files are not rows of the make check it runs in.
+unset NBRMA_CHECK_LOG NBRMA_TEST_ID
 tmp=$(mktemp -d)
 mkdir "$tmp/l"
 printf '#!/bin/sh\necho "1..1"\n[ "$FOO" = bar ] && echo "ok 1 - env reached" || echo "not ok 1 - FOO=$FOO"\n' >"$tmp/l/env.sh"
@@ -40,8 +42,8 @@ t_like "$tmp/out" 'All tests successful' "and it passes"
 # gives up on a bounded wait (tap_demo --fatal, tap_bail_out), then two tests that pass.
 printf '#!/bin/sh\necho "1..2"\necho "ok 1 - before the hang"\nexec sleep 1000000\n' >"$tmp/l/hang.sh"
 cat >"$tmp/l/testlist" <<LIST
-hang.sh 0 timeout=2
-tap_demo 3 timeout=3 -- --hang
+hang.sh 0 timeout=1
+tap_demo 3 timeout=2 -- --hang
 tap_demo 3 timeout=60 -- --fatal
 env.sh 0 timeout=30 env=FOO=bar
 env.sh 0 timeout=30 env=FOO=bar -- again
@@ -54,7 +56,7 @@ t_like "$tmp/out" 'Files=5, Tests=' "prove ran all five test files"
 t_like "$tmp/out" '005_.*env_again\.t \.+ ok' "the tests after the hangs ran and passed"
 t_is "$(grep -Ec '^build/.*\.t +\(Wstat: .* Failed: 1\)$' "$tmp/out")" 3 "the two hangs and the fatal failure are three failed tests, one failed point each"
 t_unlike "$tmp/out" 'Bail out|out of sequence|No plan found|9999' "no bail out, no broken TAP"
-t_like "$tmp/out" "^run-test.sh: watchdog: hang.sh \(a script\) did not finish within [0-9]+ s \(timeout=2 x [0-9.]+: TIMEOUT_SCALE=1, load [0-9.]+ on [0-9]+ cores\); killed after 1 test points" \
+t_like "$tmp/out" "^run-test.sh: watchdog: hang.sh \(a script\) did not finish within [0-9]+ s \(timeout=1 x [0-9.]+: TIMEOUT_SCALE=1, load [0-9.]+ on [0-9]+ cores\); killed after 1 test points" \
     "the script's hang is named, with its limit and how it was scaled, on prove's first lines for it"
 t_like "$tmp/out" "^run-test.sh: watchdog: tap_demo --hang on 3 ranks did not finish within" "so is the MPI program's"
 t_like "$tmp/out" "^run-test.sh: tap_demo --fatal on 3 ranks exited with status [0-9]+ after" "the fatal failure says how it ended"
