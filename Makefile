@@ -166,7 +166,7 @@ install: all
 	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
-	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
+	install -m 755 harness/nbrma-bench harness/nbrma-compare $(INSTDIR)/share/nbrma/harness/
 	install -m 644 harness/nbrma_results.py harness/nbrma_models.py $(INSTDIR)/share/nbrma/harness/
 	install -m 755 harness/nbrma-models $(INSTDIR)/share/nbrma/harness/
 	cat suites/patterns/benchlist suites/apps/benchlist >$(INSTDIR)/share/nbrma/benchlist
