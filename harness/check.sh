@@ -155,6 +155,12 @@ stop_hogs
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 secs=$(($(date +%s) - t_start))
 echo "check.sh: $n tests in $((secs / 60)) min $((secs % 60)) s; load average at the start $load_start, at the end $load_end ($cores cores$([ "$LOAD" = 0 ] || echo ", LOAD=$LOAD"))"
+# The slowest tests (make check must stay short: candidates for `full`, or a hint of trouble).
+if [ -s "$NBRMA_CHECK_LOG" ]; then
+    echo "check.sh: the slowest tests (seconds, status, test):"
+    sort -t "$(printf '\t')" -k3,3 -rn "$NBRMA_CHECK_LOG" | head -8 |
+        awk -F'\t' '{ printf "  %7.1f  %-8s %s\n", $3, $2, substr($1, 1, 100) }'
+fi
 if [ -s "$crashlog" ]; then
     echo "check.sh: $(wc -l <"$crashlog") run(s) repeated after a vendor runtime crash ($crashlog):"
     sed 's/^/  /' "$crashlog"
