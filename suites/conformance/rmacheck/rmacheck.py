@@ -2,7 +2,7 @@
 """rmacheck — run an MPI program and report the memory-consistency hazards of its one-sided
 communication (docs/rmacheck.md).
 
-    rmacheck [--json FILE] [--keep] [--preload LIB]... [--dir DIR] [--ranks-per-node K]
+    rmacheck [--json FILE] [--keep] [--preload LIB]... [--dir DIR] [--ranks-per-node K] [--stats]
              -- <launcher> -n N ./prog args
 
 The program runs with librmacheck.so preloaded (MPI wrappers; load/store hooks when it was built
@@ -18,6 +18,9 @@ reported (origin-buffer), and nonblocking epochs and reorder flags refine both (
 a sanitizer runtime must be the first library of a process whose libraries are sanitized, e.g.
 a program linked with an AddressSanitizer build of libnbrma (--preload "$(gcc
 -print-file-name=libasan.so)").
+
+--stats prints, on stderr, the time the program ran and the time of the analysis, the size of the
+logs, and how many lines, events, load/store intervals and RMA operations they hold.
 
 --ranks-per-node K treats every K ranks of a host as one node (RMACHECK_RANKS_PER_NODE): the
 runtime then keeps the clocks of atomic operations as it does across real nodes (a window of its
@@ -154,6 +157,7 @@ class Clocks:
             G += n
         self.G = G
         self.dropped = 0  # joins of events no log holds (a rank cut short)
+        self.nevents = 0
 
     def gid(self, r, a):
         b, n = self.base[r]
@@ -166,8 +170,11 @@ class Clocks:
         cl = [[zero] for _ in range(G)]       # cl[gid][seq]: clock after event seq
         renum = {r: {} for r in self.ranks}    # collapsed ranks: (actor, seq) -> seq
         chain = {}                             # (rank, release n) -> (rank, actor, seq, prev)
+        late = {}                              # (rank, "actor.seq") -> joins logged later (jl)
         for r in self.ranks:
             for p in self.parsed[r]:
+                if p and p[0] == "jl" and len(p) >= 3:
+                    late[(r, p[1])] = p[2]
                 if p and p[0] == "al" and len(p) >= 4:
                     a, s_ = p[2].split(".")
                     prev = None
@@ -272,6 +279,10 @@ class Clocks:
                         g, sq = self.base[r][0] + a, s_
                     prev = cl[g][-1]
                     vc = None
+                    if p[2] == "L":  # a fence's joins, logged at the next fence (rt_mpi.c)
+                        p[2] = late.get((r, p[1]), "-")
+                        if p[2] == "-":
+                            self.dropped += 1
                     if p[2] != "-" and not (coll and p[0] == "acq"):
                         js = []
                         for tok in p[2].split(","):
@@ -340,6 +351,7 @@ class Clocks:
                 keep = [t for t in p[2].split(",") if resolve(r, t) != "wait"]
                 self.dropped += p[2].count(",") + 1 - len(keep)
                 p[2] = ",".join(keep) if keep else "-"
+        self.nevents = topo[0]
         return out
 
 
@@ -1046,7 +1058,7 @@ class Analysis:
                        " (its closing request had not completed)" if kind ==
                        "nonblocking-epoch" else ""))
 
-    SWEEP_K = 8         # the live set is pruned at multiples of it (once it doubled)
+    SWEEP_K = 4         # the live set is pruned at multiples of it (once it doubled)
     BUCKET_SHIFT = 12   # the live set is indexed by 4 KiB of the memory
     WIDE = 64           # an access over more buckets is compared with every new one
 
@@ -1109,7 +1121,7 @@ class Analysis:
                 sm[i] = run
         live, buckets, wide = [], {}, []
         shift, wmax = self.BUCKET_SHIFT, self.WIDE
-        floor = 2 * K  # prune when the live set doubled since the last pruning
+        floor = K  # prune when the live set doubled since the last pruning
         for i, t in enumerate(items):
             if i % K == 0 and len(live) >= floor:
                 m = sm[i]
@@ -1117,7 +1129,7 @@ class Analysis:
                 buckets, wide = {}, []
                 for x in live:
                     self._index(x, buckets, wide)
-                floor = max(2 * K, 2 * len(live))
+                floor = max(K, 2 * len(live))
             kind, lo, hi = t[1], t[2], t[3]
             b0, b1 = lo >> shift, (hi - 1) >> shift
             if b1 - b0 < wmax:
@@ -1187,6 +1199,7 @@ class Analysis:
 def main(argv):
     json_out = None
     keep = False
+    stats = False
     first = []
     logdir = None
     rpn = os.environ.get("RMACHECK_RANKS_PER_NODE")
@@ -1205,6 +1218,9 @@ def main(argv):
             i += 1
         elif a == "--keep":
             keep = True
+            i += 1
+        elif a == "--stats":
+            stats = True
             i += 1
         elif a == "--preload" or a.startswith("--preload="):
             if "=" in a:
@@ -1272,13 +1288,16 @@ def main(argv):
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
+    t_start = time.monotonic()
     try:
         try:
             child.append(subprocess.Popen(cmd, env=env))
         except OSError as e:
             die("cannot run %s: %s" % (cmd[0], e))
         status = wait_launcher(child[0], interrupted)
+        t_ran = time.monotonic()
         logs = read_logs(d)
+        log_bytes = sum(len(v) + sum(map(len, v)) for v in logs.values()) if stats else 0
         if not logs:
             die("the program produced no rmacheck log (was it an MPI program? status %d)"
                 % status)
@@ -1366,6 +1385,12 @@ def main(argv):
               % ("s" if len(missing) > 1 else "", ",".join(map(str, missing)),
                  "they were" if len(missing) > 1 else "it was"), file=out)
     code = verdict(an.hazards, missing, interrupted, status)
+    if stats:
+        print("rmacheck: stats: program %.3f s, analysis %.3f s, log %d bytes, %d lines, %d events,"
+              " %d load/store intervals, %d RMA operations, %d actors"
+              % (t_ran - t_start, time.monotonic() - t_ran, log_bytes,
+                 sum(len(v) for v in logs.values()),
+                 an.clocks.nevents, len(an.ls), len(an.ops), an.clocks.G), file=sys.stderr)
     if an.hazards:
         print("rmacheck: %d hazard%s%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else "",
                                            " (partial run)" if interrupted else ""), file=out)

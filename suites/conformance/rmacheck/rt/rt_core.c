@@ -293,7 +293,13 @@ struct rc_actor {
 
 static rc_actor_t **actors;
 static int nactors, capactors;
-static rc_actor_t *strands_free;
+/* Strands no task or chunk runs on, least recently used first: a strand's next task is ordered
+ * after its previous one (a strand is sequential), so the pool keeps STRANDS_SPARE of them idle
+ * before it hands one out again; two tasks or chunks run one after the other stay unordered, a
+ * task and one run STRANDS_SPARE later may not. */
+#define STRANDS_SPARE 8
+static rc_actor_t *strands_head, *strands_tail;
+static int nstrands_free;
 static __thread rc_actor_t *t_actor;
 static int unknown_seen; /* a thread or construct the runtime cannot order: see rc_unknown */
 
@@ -352,11 +358,16 @@ rc_actor_t *rc_actor_swap(rc_actor_t *a)
 rc_actor_t *rc_strand_get(void)
 {
     rc_lock();
-    rc_actor_t *a = strands_free;
-    if (a)
-        strands_free = a->next_free;
-    else
+    rc_actor_t *a = NULL;
+    if (nstrands_free > STRANDS_SPARE) {
+        a = strands_head;
+        strands_head = a->next_free;
+        if (!strands_head)
+            strands_tail = NULL;
+        nstrands_free--;
+    } else {
         a = actor_new_locked();
+    }
     rc_unlock();
     return a;
 }
@@ -364,8 +375,13 @@ rc_actor_t *rc_strand_get(void)
 void rc_strand_put(rc_actor_t *a)
 {
     rc_lock();
-    a->next_free = strands_free;
-    strands_free = a;
+    a->next_free = NULL;
+    if (strands_tail)
+        strands_tail->next_free = a;
+    else
+        strands_head = a;
+    strands_tail = a;
+    nstrands_free++;
     rc_unlock();
 }
 

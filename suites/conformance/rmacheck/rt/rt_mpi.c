@@ -41,6 +41,13 @@
 #define TAG_POST 1
 #define TAG_COMPLETE 2
 
+/* An exchange of events among a communicator's members (xg_start). */
+typedef struct {
+    MPI_Request r;
+    uint64_t *b;
+    int n;
+} rc_xg_t;
+
 typedef struct {
     MPI_Win win;
     int used;     /* 1: live (widx_of finds it); 2: being created or freed (taken, not found) */
@@ -55,6 +62,8 @@ typedef struct {
     MPI_Request *postrq; /* MPIX_Win_istart: the post clocks, received by the epoch's end */
     uint64_t *postvc;
     int npostrq;
+    rc_xg_t fxg;     /* the last fence's exchange, joined late (MPI_Win_fence) */
+    rc_ref_t fxg_ev; /* ... by this event */
 } rc_win_t;
 
 static rc_win_t wins[RC_MAXWIN];
@@ -839,12 +848,6 @@ static void vc_join_req(MPI_Request *vr, const uint64_t *b, int n)
  * program's call with the event just logged for it, and finished after the call: the call itself
  * progresses it, so the wait after it rarely has to yield. Every member starts it before the same
  * call, so the runtime's and the program's collectives on one communicator keep one order. */
-typedef struct {
-    MPI_Request r;
-    uint64_t *b;
-    int n;
-} rc_xg_t;
-
 static void xg_start(MPI_Comm comm, rc_xg_t *x)
 {
     int inter = 0;
@@ -861,6 +864,42 @@ static void xg_finish(rc_xg_t *x, int join)
         return;
     if (rc_wait(&x->r) == MPI_SUCCESS && join)
         join_words(x->b, x->n);
+    free(x->b);
+    x->b = NULL;
+}
+
+/* A fence's exchange is joined late. When the fence returns, an event with the joins field "L"
+ * stands for its join (everything the rank does after the fence comes after that event), and the
+ * exchange is waited for at the window's next fence, after the program's call (by then every
+ * member started it long ago, so the test succeeds at once and the wait never yields), or when
+ * the window is freed; a line "jl a.s refs" then names what the event joins. The analysis reads
+ * those lines first. A rank that dies in between loses that one join. */
+static void fence_late_finish(rc_win_t *W)
+{
+    rc_xg_t *x = &W->fxg;
+    if (!x->b)
+        return;
+    if (rc_wait(&x->r) == MPI_SUCCESS) {
+        size_t cap = (size_t)x->n * 64 + 64, o = 0;
+        char *b = malloc(cap);
+        if (!b)
+            atom_fail("out of memory");
+        o += (size_t)snprintf(b, cap, "jl %lu.%lu ", (unsigned long)W->fxg_ev.a,
+                              (unsigned long)W->fxg_ev.s);
+        int k = 0;
+        for (int i = 0; i < x->n; i++) {
+            const uint64_t *w = x->b + (size_t)i * RC_REF_WORDS;
+            if (!w[2] || (w[0] == (uint64_t)rc_wrank && w[1] == W->fxg_ev.a))
+                continue;
+            o += (size_t)snprintf(b + o, cap - o, "%se%lu.%lu.%lu", k++ ? "," : "",
+                                  (unsigned long)w[0], (unsigned long)w[1], (unsigned long)w[2]);
+        }
+        if (!k)
+            o += (size_t)snprintf(b + o, cap - o, "-");
+        snprintf(b + o, cap - o, "\n");
+        rc_log("%s", b);
+        free(b);
+    }
     free(x->b);
     x->b = NULL;
 }
@@ -1256,8 +1295,10 @@ int MPI_Finalize(void)
         rc_event("fin", "-", "%s", "");
         sends_progress(1);
         for (int i = 0; i < RC_MAXWIN; i++)
-            if (wins[i].used)
+            if (wins[i].used) {
+                fence_late_finish(&wins[i]);
                 rc_log("leak %d\n", i);
+            }
         atom_close();
         if (wshadow != MPI_COMM_NULL)
             comm_free_unlocked(&wshadow);
@@ -1487,6 +1528,7 @@ int MPI_Win_free(MPI_Win *win)
     LOCK();
     rc_range_del_win(i);
     release_ops(i, -1, 0, MPI_REQUEST_NULL, RC_STAMP_ALL);
+    fence_late_finish(&wins[i]);
     xg_finish(&xg, 1);
     comm_free_unlocked(&wins[i].shadow);
     free(wins[i].world);
@@ -1770,7 +1812,11 @@ int MPI_Win_fence(int assert, MPI_Win w)
     int rc = next_MPI_Win_fence(assert, w);
     LOCK();
     release_ops(widx, -1, 0, MPI_REQUEST_NULL, st);
-    xg_finish(&xg, 1);
+    fence_late_finish(&wins[widx]); /* the previous fence's */
+    if (xg.b) {
+        wins[widx].fxg = xg;
+        wins[widx].fxg_ev = rc_event("j", "L", "%s", "");
+    }
     UNLOCK();
     return rc;
 }

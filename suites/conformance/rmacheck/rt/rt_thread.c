@@ -59,11 +59,27 @@ static void fail(const char *what)
     static __typeof__(T) real_fp_;                                                                 \
     __typeof__(T) real_ = __atomic_load_n(&real_fp_, __ATOMIC_ACQUIRE);                            \
     if (!real_) {                                                                                  \
-        real_ = (T)dlsym(RTLD_DEFAULT, name);                                                      \
-        if (!real_)                                                                                \
-            fail("cannot find " name);                                                             \
+        real_ = (T)real_sym(name);                                                                 \
         __atomic_store_n(&real_fp_, real_, __ATOMIC_RELEASE);                                      \
     }
+
+/* When every call of the program into libgomp is wrapped, the linker (--as-needed) may have left
+ * libgomp out: it is opened then. */
+static void *real_sym(const char *name)
+{
+    void *f = dlsym(RTLD_DEFAULT, name);
+    if (!f) {
+        void *h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+        if (h)
+            f = dlsym(h, name);
+    }
+    if (!f) {
+        fprintf(stderr, "rmacheck: rank %d: cannot find %s (%s); stopping\n", rc_wrank, name,
+                dlerror());
+        _exit(2);
+    }
+    return f;
+}
 
 /* ---- POSIX threads -------------------------------------------------------------------------- */
 
@@ -384,14 +400,16 @@ typedef struct rc_tg {
 /* The task a thread is executing: an implicit task (of a parallel region, or the initial one) or
  * an explicit task. */
 typedef struct {
-    uint64_t id;    /* its children release "W<id>" when they end (taskwait) */
-    uint64_t team;  /* the region of its team; 0: the initial (sequential) team */
-    uint64_t *bar;  /* implicit task: its thread's count of team barriers */
-    uint64_t gen;   /* explicit task: the barrier generation it belongs to */
-    uint64_t tg_in; /* the taskgroup it belongs to (0: none) */
-    rc_tg_t *tg;    /* taskgroups it opened, innermost first */
-    uint64_t sc;    /* single-copy constructs it encountered */
-    int final;      /* a final task: its children are included (undeferred) */
+    uint64_t id;       /* its children release "W<id>" when they end (taskwait) */
+    uint64_t team;     /* the region of its team; 0: the initial (sequential) team */
+    uint64_t *bar;     /* implicit task: its thread's count of team barriers */
+    uint64_t gen;      /* explicit task: the barrier generation it belongs to */
+    uint64_t tg_in;    /* the taskgroup it belongs to (0: none) */
+    rc_tg_t *tg;       /* taskgroups it opened, innermost first */
+    uint64_t sc;       /* single-copy constructs it encountered */
+    int final;         /* a final task: its children are included (undeferred) */
+    rc_actor_t *self;  /* implicit task: its thread's actor */
+    rc_actor_t *chunk; /* the strand of the section or loop chunk it executes (NULL: none) */
 } rc_task_t;
 
 static __thread rc_task_t *t_task;
@@ -445,7 +463,7 @@ static void par_tramp(void *p)
     rc_actor_t *old = rc_actor_swap(team_actor());
     rc_task_t *oldt = t_task;
     uint64_t bar = 0;
-    rc_task_t ctx = {.id = new_id(), .team = P->id, .bar = &bar};
+    rc_task_t ctx = {.id = new_id(), .team = P->id, .bar = &bar, .self = rc_actor_cur()};
     t_task = &ctx;
     if (on())
         rc_acq("p%lu", (unsigned long)P->id);
@@ -561,10 +579,53 @@ PAR_LOOP_RT(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 /* ---- barriers: GOMP_barrier, and the ends of for and sections (single's is a GOMP_barrier) */
 
+/* ---- sections and loop chunks: a strand each
+ * Which thread runs a section, or a chunk of a dynamic, guided or runtime schedule, is the
+ * runtime's choice: two of them on one thread are not ordered by that (the program may not rely
+ * on it), so each runs on a strand of its own, like a task. It acquires what its implicit task
+ * did before ("i<task>"), and releases, when it ends, into the barrier that ends its generation
+ * ("k<region>.<n>", as a task does); the implicit task goes on without it (with nowait, only a
+ * later barrier orders it). Chunks of a static schedule stay on the thread's own actor: OpenMP
+ * assigns them to threads deterministically, and programs may rely on that. */
+static void chunk_end(rc_task_t *t)
+{
+    if (!t->chunk)
+        return;
+    if (on())
+        rc_rel("k%lu.%lu", (unsigned long)t->team, (unsigned long)*t->bar);
+    rc_actor_swap(t->self);
+    rc_strand_put(t->chunk);
+    t->chunk = NULL;
+}
+
+static void chunk_begin(rc_task_t *t)
+{
+    if (!t->bar || !t->team || !t->self)
+        return; /* outside a parallel region: one thread runs it all, in order */
+    chunk_end(t);
+    if (on())
+        rc_rel("i%lu", (unsigned long)t->id);
+    t->chunk = rc_strand_get();
+    rc_actor_swap(t->chunk);
+    if (on())
+        rc_acq("i%lu", (unsigned long)t->id);
+}
+
+/* after a call that hands out the next section or chunk (r: there is one) */
+static void chunk_next(bool r)
+{
+    rc_task_t *t = cur_task();
+    if (r)
+        chunk_begin(t);
+    else
+        chunk_end(t);
+}
+
 /* Every team thread counts every barrier, logging on or not, so generations pair up. */
 static uint64_t bar_arrive(void)
 {
     rc_task_t *t = cur_task();
+    chunk_end(t);
     if (!t->bar || !t->team)
         return UINT64_MAX; /* the initial team has one thread; explicit tasks meet no barrier */
     uint64_t g = (*t->bar)++;
@@ -608,6 +669,190 @@ BAR_WRAP_V(GOMP_loop_end)
 BAR_WRAP(bool, GOMP_loop_end_cancel)
 BAR_WRAP_V(GOMP_sections_end)
 BAR_WRAP(bool, GOMP_sections_end_cancel)
+
+#define NOWAIT_END(NAME)                                                                           \
+    void __wrap_##NAME(void);                                                                      \
+    void __wrap_##NAME(void)                                                                       \
+    {                                                                                              \
+        REAL(void (*)(void), #NAME);                                                               \
+        chunk_end(cur_task());                                                                     \
+        real_();                                                                                   \
+    }
+NOWAIT_END(GOMP_loop_end_nowait)
+NOWAIT_END(GOMP_sections_end_nowait)
+
+/* sections: start and next return the section to run (0: none left) */
+unsigned __wrap_GOMP_sections_start(unsigned n);
+unsigned __wrap_GOMP_sections_start(unsigned n)
+{
+    REAL(unsigned (*)(unsigned), "GOMP_sections_start");
+    unsigned r = real_(n);
+    chunk_next(r != 0);
+    return r;
+}
+
+unsigned __wrap_GOMP_sections2_start(unsigned n, uintptr_t *red, void **mem);
+unsigned __wrap_GOMP_sections2_start(unsigned n, uintptr_t *red, void **mem)
+{
+    REAL(unsigned (*)(unsigned, uintptr_t *, void **), "GOMP_sections2_start");
+    unsigned r = real_(n, red, mem);
+    chunk_next(r != 0);
+    return r;
+}
+
+unsigned __wrap_GOMP_sections_next(void);
+unsigned __wrap_GOMP_sections_next(void)
+{
+    REAL(unsigned (*)(void), "GOMP_sections_next");
+    chunk_end(cur_task());
+    unsigned r = real_();
+    chunk_next(r != 0);
+    return r;
+}
+
+/* loops whose chunks the runtime hands out: start and next return whether a chunk was given */
+#define L_START(NAME)                                                                              \
+    bool __wrap_##NAME(long s, long e, long i, long c, long *is, long *ie);                        \
+    bool __wrap_##NAME(long s, long e, long i, long c, long *is, long *ie)                         \
+    {                                                                                              \
+        REAL(bool (*)(long, long, long, long, long *, long *), #NAME);                             \
+        bool r = real_(s, e, i, c, is, ie);                                                        \
+        chunk_next(r);                                                                             \
+        return r;                                                                                  \
+    }
+#define L_START_RT(NAME)                                                                           \
+    bool __wrap_##NAME(long s, long e, long i, long *is, long *ie);                                \
+    bool __wrap_##NAME(long s, long e, long i, long *is, long *ie)                                 \
+    {                                                                                              \
+        REAL(bool (*)(long, long, long, long *, long *), #NAME);                                   \
+        bool r = real_(s, e, i, is, ie);                                                           \
+        chunk_next(r);                                                                             \
+        return r;                                                                                  \
+    }
+#define L_NEXT(NAME, T)                                                                            \
+    bool __wrap_##NAME(T *is, T *ie);                                                              \
+    bool __wrap_##NAME(T *is, T *ie)                                                               \
+    {                                                                                              \
+        REAL(bool (*)(T *, T *), #NAME);                                                           \
+        chunk_end(cur_task());                                                                     \
+        bool r = real_(is, ie);                                                                    \
+        chunk_next(r);                                                                             \
+        return r;                                                                                  \
+    }
+#define ULL unsigned long long
+#define LU_START(NAME)                                                                             \
+    bool __wrap_##NAME(bool up, ULL s, ULL e, ULL i, ULL c, ULL *is, ULL *ie);                     \
+    bool __wrap_##NAME(bool up, ULL s, ULL e, ULL i, ULL c, ULL *is, ULL *ie)                      \
+    {                                                                                              \
+        REAL(bool (*)(bool, ULL, ULL, ULL, ULL, ULL *, ULL *), #NAME);                             \
+        bool r = real_(up, s, e, i, c, is, ie);                                                    \
+        chunk_next(r);                                                                             \
+        return r;                                                                                  \
+    }
+#define LU_START_RT(NAME)                                                                          \
+    bool __wrap_##NAME(bool up, ULL s, ULL e, ULL i, ULL *is, ULL *ie);                            \
+    bool __wrap_##NAME(bool up, ULL s, ULL e, ULL i, ULL *is, ULL *ie)                             \
+    {                                                                                              \
+        REAL(bool (*)(bool, ULL, ULL, ULL, ULL *, ULL *), #NAME);                                  \
+        bool r = real_(up, s, e, i, is, ie);                                                       \
+        chunk_next(r);                                                                             \
+        return r;                                                                                  \
+    }
+L_START(GOMP_loop_dynamic_start)
+L_START(GOMP_loop_guided_start)
+L_START(GOMP_loop_nonmonotonic_dynamic_start)
+L_START(GOMP_loop_nonmonotonic_guided_start)
+L_START(GOMP_loop_ordered_dynamic_start)
+L_START(GOMP_loop_ordered_guided_start)
+L_START_RT(GOMP_loop_runtime_start)
+L_START_RT(GOMP_loop_nonmonotonic_runtime_start)
+L_START_RT(GOMP_loop_maybe_nonmonotonic_runtime_start)
+L_START_RT(GOMP_loop_ordered_runtime_start)
+L_NEXT(GOMP_loop_dynamic_next, long)
+L_NEXT(GOMP_loop_guided_next, long)
+L_NEXT(GOMP_loop_runtime_next, long)
+L_NEXT(GOMP_loop_nonmonotonic_dynamic_next, long)
+L_NEXT(GOMP_loop_nonmonotonic_guided_next, long)
+L_NEXT(GOMP_loop_nonmonotonic_runtime_next, long)
+L_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next, long)
+L_NEXT(GOMP_loop_ordered_dynamic_next, long)
+L_NEXT(GOMP_loop_ordered_guided_next, long)
+L_NEXT(GOMP_loop_ordered_runtime_next, long)
+LU_START(GOMP_loop_ull_dynamic_start)
+LU_START(GOMP_loop_ull_guided_start)
+LU_START(GOMP_loop_ull_nonmonotonic_dynamic_start)
+LU_START(GOMP_loop_ull_nonmonotonic_guided_start)
+LU_START(GOMP_loop_ull_ordered_dynamic_start)
+LU_START(GOMP_loop_ull_ordered_guided_start)
+LU_START_RT(GOMP_loop_ull_runtime_start)
+LU_START_RT(GOMP_loop_ull_nonmonotonic_runtime_start)
+LU_START_RT(GOMP_loop_ull_maybe_nonmonotonic_runtime_start)
+LU_START_RT(GOMP_loop_ull_ordered_runtime_start)
+L_NEXT(GOMP_loop_ull_dynamic_next, ULL)
+L_NEXT(GOMP_loop_ull_guided_next, ULL)
+L_NEXT(GOMP_loop_ull_runtime_next, ULL)
+L_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next, ULL)
+L_NEXT(GOMP_loop_ull_nonmonotonic_guided_next, ULL)
+L_NEXT(GOMP_loop_ull_nonmonotonic_runtime_next, ULL)
+L_NEXT(GOMP_loop_ull_maybe_nonmonotonic_runtime_next, ULL)
+L_NEXT(GOMP_loop_ull_ordered_dynamic_next, ULL)
+L_NEXT(GOMP_loop_ull_ordered_guided_next, ULL)
+L_NEXT(GOMP_loop_ull_ordered_runtime_next, ULL)
+
+/* the generic entry points (GCC 9+, loops with reductions or an explicit schedule kind): sched
+ * 1 is GFS_STATIC (bit 31 marks monotonic) */
+#define GFS_STATIC 1
+bool __wrap_GOMP_loop_start(long s, long e, long i, long sched, long c, long *is, long *ie,
+                            uintptr_t *red, void **mem);
+bool __wrap_GOMP_loop_start(long s, long e, long i, long sched, long c, long *is, long *ie,
+                            uintptr_t *red, void **mem)
+{
+    REAL(bool (*)(long, long, long, long, long, long *, long *, uintptr_t *, void **),
+         "GOMP_loop_start");
+    bool r = real_(s, e, i, sched, c, is, ie, red, mem);
+    if ((sched & 0x7fffffffL) != GFS_STATIC)
+        chunk_next(r);
+    return r;
+}
+
+bool __wrap_GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is, long *ie,
+                                    uintptr_t *red, void **mem);
+bool __wrap_GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is, long *ie,
+                                    uintptr_t *red, void **mem)
+{
+    REAL(bool (*)(long, long, long, long, long, long *, long *, uintptr_t *, void **),
+         "GOMP_loop_ordered_start");
+    bool r = real_(s, e, i, sched, c, is, ie, red, mem);
+    if ((sched & 0x7fffffffL) != GFS_STATIC)
+        chunk_next(r);
+    return r;
+}
+
+bool __wrap_GOMP_loop_ull_start(bool up, ULL s, ULL e, ULL i, long sched, ULL c, ULL *is, ULL *ie,
+                                uintptr_t *red, void **mem);
+bool __wrap_GOMP_loop_ull_start(bool up, ULL s, ULL e, ULL i, long sched, ULL c, ULL *is, ULL *ie,
+                                uintptr_t *red, void **mem)
+{
+    REAL(bool (*)(bool, ULL, ULL, ULL, long, ULL, ULL *, ULL *, uintptr_t *, void **),
+         "GOMP_loop_ull_start");
+    bool r = real_(up, s, e, i, sched, c, is, ie, red, mem);
+    if ((sched & 0x7fffffffL) != GFS_STATIC)
+        chunk_next(r);
+    return r;
+}
+
+bool __wrap_GOMP_loop_ull_ordered_start(bool up, ULL s, ULL e, ULL i, long sched, ULL c, ULL *is,
+                                        ULL *ie, uintptr_t *red, void **mem);
+bool __wrap_GOMP_loop_ull_ordered_start(bool up, ULL s, ULL e, ULL i, long sched, ULL c, ULL *is,
+                                        ULL *ie, uintptr_t *red, void **mem)
+{
+    REAL(bool (*)(bool, ULL, ULL, ULL, long, ULL, ULL *, ULL *, uintptr_t *, void **),
+         "GOMP_loop_ull_ordered_start");
+    bool r = real_(up, s, e, i, sched, c, is, ie, red, mem);
+    if ((sched & 0x7fffffffL) != GFS_STATIC)
+        chunk_next(r);
+    return r;
+}
 
 /* ---- mutual exclusion: critical, atomic (the non-lock-free kind), ordered, locks */
 
