@@ -12,7 +12,9 @@
 # programs that use atomics, and libnbrma's am transport, again on virtual nodes (EXPECT/rpnK):
 # rmacheck's state across nodes (thread_rma there: threads sharing the window of atomic clocks).
 # Leading words of ARGS: env=NAME=VALUE sets a variable for the run, preload=nbrma runs the
-# unmodified program on libnbrma (as in the testlists); the rest goes to the program.
+# unmodified program on libnbrma (as in the testlists); the rest goes to the program. A program
+# that fails (rmacheck exit 3) passes as clean only when suites/conformance/known-failures lists
+# it as a known vendor failure on this MPI.
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -117,11 +119,11 @@ echo "$list" | while read -r prog np expect args; do
         echo "ok $i - $name # SKIP not built"
         continue
     fi
-    penv=""
+    penv="" onref=""
     while :; do
         case $args in
         env=*) tok=${args%% *}; penv="$penv ${tok#env=}" ;;
-        preload=nbrma*) penv="$penv LD_PRELOAD=$top/$BUILD/lib/libnbrma.so NBRMA_IMPL=ref" ;;
+        preload=nbrma*) penv="$penv LD_PRELOAD=$top/$BUILD/lib/libnbrma.so NBRMA_IMPL=ref" onref=" on-ref" ;;
         *) break ;;
         esac
         case $args in *" "*) args=${args#* } ;; *) args="" ;; esac
@@ -138,8 +140,19 @@ echo "$list" | while read -r prog np expect args; do
         ${rpn:+--ranks-per-node $rpn} -- $TEST_RUNNER "$np" "$BUILD/$prog" $args \
         >"$out/$name.out" 2>&1 </dev/null
     rc=$?
+    # A program that fails (rmacheck exit 3: no hazard, but the program's status was not 0) is
+    # clean only when it is a known vendor failure, which fails without rmacheck too.
+    known=""
+    if [ $rc -eq 3 ] && [ "$expect" = clean ]; then
+        known=$(grep -v '^#' suites/conformance/known-failures | while read -r kmpi rx reason; do
+            case $kmpi in "$MPI" | "*") ;; *) continue ;; esac
+            if echo "$(basename "$prog")$onref $args" | grep -Eq -- "$rx"; then echo "$reason"; break; fi
+        done)
+    fi
     if { [ "$expect" = clean ] && [ $rc -eq 0 ]; } || { [ "$expect" = hazard ] && [ $rc -eq 1 ]; }; then
         echo "ok $i - rmacheck $name: $expect"
+    elif [ -n "$known" ]; then
+        echo "ok $i - rmacheck $name: $expect (the program fails, a known vendor failure: $(echo "$known" | cut -c1-80))"
     else
         echo "not ok $i - rmacheck $name: expected $expect, rmacheck exited $rc"
         grep -A2 '^rmacheck' "$out/$name.out" | head -20 | sed 's/^/# /'
