@@ -65,6 +65,9 @@ bench: $(DEPS_STAMP)
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
 	  $(if $(filter 1,$(QUICK)),--quick) $(if $(NODES),--nodes $(NODES)) \
 	  suites/patterns/benchlist suites/apps/benchlist
+	$(PYTHON) suites/conformance/rmacheck/bench-scaling.py --bin $(BIN) --mpicc "$(MPICC)" \
+	  --runner "$(TEST_RUNNER)" --out $(RESULTS) --mpi $(MPI) --work $(BUILD)/rmacheck-bench \
+	  --filter '$(BENCH)' $(if $(filter 1,$(QUICK)),--quick)
 	$(PYTHON) plots/plot.py --results $(RESULTS)
 
 plots:
