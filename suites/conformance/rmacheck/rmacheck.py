@@ -9,10 +9,13 @@ The program runs with librmacheck.so preloaded (MPI wrappers; load/store hooks w
 with rmacheck-cc). Every rank logs its RMA calls, synchronization, and accesses to window memory
 into a file under a fresh directory in /dev/shm (or in DIR: ranks on several hosts need a DIR
 every host can reach, a shared file system); after the launcher exits (normally or not) the
-logs are analyzed here: epochs are replayed per rank (kind epoch-misuse), and pairs of accesses to
-overlapping target bytes are checked for an ordering by the vector clocks the runtime recorded
-(kinds conflicting-rma, rma-vs-local), the origin-buffer hazards the runtime detected online are
-reported (origin-buffer), and nonblocking epochs and reorder flags refine both (nonblocking-epoch).
+logs are analyzed here: vector clocks are computed from the edges the runtime logged (every
+thread of a program built with rmacheck-cc, and every OpenMP task, section or dynamic chunk, is
+an actor of its own), epochs are replayed per rank (kind epoch-misuse), pairs of accesses to
+overlapping target bytes are checked for an ordering by those clocks in one sweep per window
+(kinds conflicting-rma, rma-vs-local, and origin-buffer for local buffers in window memory), the
+origin-buffer hazards the runtime detected online are reported (origin-buffer), and nonblocking
+epochs and reorder flags refine both (nonblocking-epoch).
 
 --preload LIB puts LIB before the runtime in the program's LD_PRELOAD (and only the program's):
 a sanitizer runtime must be the first library of a process whose libraries are sanitized, e.g.
