@@ -135,6 +135,13 @@ void rc_log_open(void)
                 "rmacheck: rank %d on %s cannot create its log %s: %s (ranks on several hosts "
                 "need a directory every host reaches: rmacheck --dir DIR)\n",
                 rc_wrank, host, path, strerror(e));
+        /* Meet the other ranks in their first collective of the runtime (the MPI_Comm_dup after
+         * their "init" line) before leaving: the launcher stops the job when this rank exits,
+         * and a rank still inside MPI_Init then would leave no log either, so the driver could
+         * not even say which rank failed. */
+        MPI_Comm c;
+        if (PMPI_Comm_dup(MPI_COMM_WORLD, &c) == MPI_SUCCESS)
+            PMPI_Comm_free(&c);
         _exit(2);
     }
     size_t cap = LOG_CAP;
