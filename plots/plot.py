@@ -358,6 +358,25 @@ def fig_r2(own, every):
                                     lambda k: "%s p=%s" % (R2_SHAPES[k[0]], k[1]))}
 
 
+R3_BENCHES = ["R3_transpose_get", "R3_transpose_put", "R3_vector1_get", "R3_vector1_put"]
+
+
+def fig_r3(own, every):
+    if not pick(own, R3_BENCHES):
+        return None
+    head, t, cols = per_mpi_bars(
+        every, R3_BENCHES,
+        lambda r: (R3_BENCHES.index(r.bench), r.params.get("peer", "?"), r.params.get("n", 0)),
+        counter("xfer_us"), "transfer")
+    comment = ["median xfer_us (µs per lock + transfer + unlock) of R3_*, per MPI x series",
+               "column 1: pattern, direction, peer (same node / other node) and N; then one "
+               "column per MPI and series"]
+    return {"r3_noncontig.dat": table(
+        comment, head, t, cols,
+        lambda k: "%s %s n=%s" % (R3_BENCHES[k[0]][3:].replace("_", " "),
+                                  str(k[1]).replace("_node", ""), k[2]))}
+
+
 # ---- G: application kernels (docs/apps.md) -------------------------------------------------
 
 def app_bars(benches, value, rowparams, comment):
@@ -491,7 +510,7 @@ def fig_rc_scaling(own, every):
 
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
-           "r1_deferred": fig_r1, "r2_windows": fig_r2,
+           "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5,
            "e_ghost": fig_e_ghost, "c_sched": fig_c, "rmacheck_scaling": fig_rc_scaling}

@@ -4,6 +4,7 @@
  * on the type through an attribute whose delete callback frees them. The walk pairs two segment
  * lists and yields the largest pieces contiguous on both sides without allocating. */
 #include "dtype.h"
+#include "layout.h"
 #include "nbr.h"
 
 #include <limits.h>
@@ -283,6 +284,7 @@ static void add(MPI_Datatype t, const char *name, int cls, int repr)
 static int del_fn(MPI_Datatype t, int key, void *val, void *extra)
 {
     (void)t, (void)key, (void)extra;
+    nbr_runs_release(val);
     free(val);
     atomic_fetch_sub(&ncached, 1);
     return MPI_SUCCESS;

@@ -30,6 +30,9 @@ typedef struct nbr_dtype {
                               basic_extent), for accumulate; same as seg unless basic is padded */
     const nbr_seg_t *elem;
     int committed; /* known committed (commit cannot be undone); see nbr_dtype_committed */
+    /* seg (0) and elem (1) as runs of arithmetic progressions, computed on first use (layout.c:
+     * packed transfers across nodes); freed with the flattening */
+    struct nbr_runs *runs[2];
 } nbr_dtype_t;
 
 /* The flattening of `type` (never NULL on success). MPI_SUCCESS, or MPI_ERR_TYPE with the reason

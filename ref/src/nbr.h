@@ -39,7 +39,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(SCHED_TH, int, 8192, "payload in bytes from which the scheduler defers an intra-node Put/Get (002's th; window info key nbrma_sched_th)") \
     X(WIRE_US, int, 0, "an emulated network between nodes (am transport): each request takes effect this many microseconds after it arrived (plus NBRMA_WIRE_MBPS), without using a CPU; 0: none") \
     X(WIRE_MBPS, int, 0, "the emulated network's bandwidth per origin-target link in MB/s (10^6 bytes); 0: unlimited") \
-    X(ASYNC_PROGRESS, int, 0, "1: a progress thread advances deferred epochs while the application computes (paper 000 §VII-D)") \
+    X(ASYNC_PROGRESS, str, "auto", "the progress thread: auto (default) serves other nodes' requests whenever windows span nodes and MPI_THREAD_MULTIPLE is available (requested at MPI_Init when the job may span nodes); on: also advances deferred epochs while the application computes (paper 000 §VII-D), from the first window; off: never (a target blocked in an MPI call libnbrma cannot wrap then stalls its origins across nodes)") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
 
@@ -524,7 +524,15 @@ void nbr_req_finish_queued(void); /* MPI_Grequest_complete what the progress thr
 int nbr_req_registered(void);     /* exposed requests not freed yet (their errors are routed) */
 int nbr_engine_busy(void);        /* the engine has epochs to advance or words to poll */
 void nbr_mark_progress_thread(void);
-void nbr_progress_start(void);    /* NBRMA_ASYNC_PROGRESS thread */
+/* The progress thread and passive progress across nodes (thread.c). */
+void nbr_progress_after_create(int win_rank); /* after a window's creation: start it if due */
+int nbr_thread_serves(void);     /* it runs and may call MPI: blocking calls need not serve */
+const char *nbr_async_check(void); /* why NBRMA_ASYNC_PROGRESS is not valid, or NULL */
+extern int nbr_xnode;            /* the job spans more than one (possibly virtual) node */
+extern int nbr_xnode_thread;     /* ... and the progress thread will serve other nodes */
+extern int nbr_coll_serve;       /* ... so blocking collectives serve (blocking.c) */
+extern unsigned long nbr_polls;  /* wait polls of application threads (the thread keeps out) */
+int nbr_world_nodes(void);       /* nodes of MPI_COMM_WORLD (win.c), -1 if unknown */
 
 /* Thread safety. With MPI_THREAD_MULTIPLE or the progress thread, every entry point that touches
  * libnbrma state holds the big lock (a mutex with a per-thread depth, so waits can release it
@@ -578,5 +586,13 @@ void nbr_sym_free(void *addr, size_t total);
  * checked): direct memcpy for shared flavors, CMA otherwise. Return MPI_SUCCESS or an error. */
 int nbr_shm_write(nbr_win_t *w, int target, MPI_Aint off, const void *src, size_t len);
 int nbr_shm_read(nbr_win_t *w, int target, MPI_Aint off, void *dst, size_t len);
+/* Private memory of a node peer (CMA): n <= NBR_CMA_BATCH pieces in one system call. */
+#define NBR_CMA_BATCH 1024 /* IOV_MAX on Linux */
+typedef struct {
+    void *local;
+    MPI_Aint off; /* window displacement in bytes (dynamic: the address), bounds checked */
+    size_t len;
+} nbr_cma_piece_t;
+int nbr_shm_cma_batch(nbr_win_t *w, int target, int write, const nbr_cma_piece_t *p, int n);
 
 #endif

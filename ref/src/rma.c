@@ -116,6 +116,11 @@ static int record(nbr_win_t *w, nbr_rec_t *r)
         nbr_req_release(w->got_req);
         w->got_req = NULL;
     }
+    /* The call has its request (got_req): what the engine issues now — a lock try, a release, a
+     * notification of another epoch — must not become the call's request (tok_new makes one
+     * for the first remote operation of an R-variant). That happened: the application then
+     * waited on a notification's request, and the recorded call's leaked. */
+    w->want_req = 0;
     nbr_progress();
     return rc;
 }
@@ -162,6 +167,62 @@ static inline int moves_nothing(int ocount, const nbr_dtype_t *od, int tcount,
     return ocount == 0 || od->size == 0 || tcount == 0 || td->size == 0;
 }
 
+/* ---- packed transfers across nodes (paper 004 §III-A; layout.h) --------------------------------
+ *
+ * Toward another node a transfer whose target side is noncontiguous went as one request per
+ * contiguous piece: a transpose of 1000 x 1000 ints was a million 4-byte requests (30 s against
+ * the vendor's 1 s). When the target's blocks are small on average and its layout is short in
+ * runs, the data crosses packed instead — the target scatters (put), gathers (get) or applies
+ * (accumulate) it along the layout it receives with each message. Large blocks keep the
+ * per-piece path: each piece is then a zero-copy transfer of its own. */
+#define NBR_PACK_BLOCK 4096 /* average target block below which packing wins */
+#define NBR_PACK_LAY   4096 /* bytes of layout a request may carry */
+
+/* The runs of `count` elements of d (segments or, elem, whole basic elements) when packing is
+ * worth it: the layout is noncontiguous, its blocks are small and its runs few. */
+static const nbr_runs_t *pack_runs(const nbr_dtype_t *d, int elem)
+{
+    int nblk = elem ? d->nelem : d->nseg;
+    if (d->contig || nblk <= 0 || (double)d->size / nblk >= NBR_PACK_BLOCK)
+        return NULL;
+    const nbr_runs_t *r = nbr_runs_of(d, elem);
+    return r && nbr_lay_wire_size(r->nrun) <= NBR_PACK_LAY ? r : NULL;
+}
+
+/* The origin's side of a packed transfer: its buffer as a cursor (or as the stream itself). */
+static int pack_side(const nbr_dtype_t *d, int count, const void *buf, int elem,
+                     nbr_am_side_t *sd)
+{
+    const nbr_runs_t *r = nbr_runs_of(d, elem);
+    if (!r)
+        return 0;
+    *sd = (nbr_am_side_t){.buf = buf,
+                          .run = r->run,
+                          .nrun = r->nrun,
+                          .contig = d->contig,
+                          .extent = d->extent,
+                          .count = count,
+                          .ebytes = r->bytes};
+    return 1;
+}
+
+/* A put or get toward another node, packed; 0 when the per-piece path should take it. */
+static int move_packed(nbr_win_t *w, int write, void *obuf, int ocount, const nbr_dtype_t *od,
+                       int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td, int *rc)
+{
+    const nbr_runs_t *tr = pack_runs(td, 0);
+    nbr_am_side_t side;
+    if (!tr || !pack_side(od, ocount, obuf, 0, &side))
+        return 0;
+    _Alignas(8) char lay[NBR_PACK_LAY];
+    nbr_lay_write(lay, td, tr, tcount, 0);
+    size_t laylen = nbr_lay_wire_size(tr->nrun);
+    int64_t total = (int64_t)tcount * tr->bytes;
+    *rc = write ? nbr_am_put_packed(w, rank, off, lay, laylen, &side, total)
+                : nbr_am_get_packed(w, rank, off, lay, laylen, &side, total);
+    return 1;
+}
+
 /* Move data between an origin buffer and target memory, chunk by chunk. */
 static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocount,
                 const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
@@ -178,6 +239,24 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
                        nbr_dtype_name(td->type), (long)(tcount * td->size));
     MPI_Aint oo, to, len;
     int rc = MPI_SUCCESS;
+    if (nbr_tp_remote(&w->t[rank]) &&
+        move_packed(w, write, obuf, ocount, od, rank, off, tcount, td, &rc))
+        return rc;
+    if (!nbr_tp_remote(&w->t[rank]) && !w->t[rank].base) {
+        /* A node peer's private memory (CMA): the pieces in batches, one system call per
+         * NBR_CMA_BATCH of them instead of one each (a transpose of 1000 x 1000 ints was a
+         * million system calls). */
+        static _Thread_local nbr_cma_piece_t batch[NBR_CMA_BATCH];
+        int nb = 0;
+        while (rc == MPI_SUCCESS && nbr_dtype_walk_next(&it, &oo, &to, &len)) {
+            batch[nb++] = (nbr_cma_piece_t){(char *)obuf + oo, off + to, (size_t)len};
+            if (nb == NBR_CMA_BATCH) {
+                rc = nbr_shm_cma_batch(w, rank, write, batch, nb);
+                nb = 0;
+            }
+        }
+        return rc == MPI_SUCCESS && nb ? nbr_shm_cma_batch(w, rank, write, batch, nb) : rc;
+    }
     while (rc == MPI_SUCCESS && nbr_dtype_walk_next(&it, &oo, &to, &len))
         rc = write ? nbr_tp_put(w, rank, off + to, (char *)obuf + oo, (size_t)len)
                    : nbr_tp_get(w, rank, off + to, (char *)obuf + oo, (size_t)len);
@@ -420,6 +499,19 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
 {
     MPI_Aint ext = td->basic_extent, budget = NBR_AM_PIECE - NBR_AM_PIECE % ext, oo, to, len;
     int rc = MPI_SUCCESS;
+    /* Small noncontiguous target elements: packed (whole elements; results field by field). */
+    const nbr_runs_t *tr = pack_runs(td, 1);
+    nbr_am_side_t src, res;
+    if (tr && (op == MPI_NO_OP || pack_side(od, ocount, obuf, 1, &src)) &&
+        (!rbuf || pack_side(rd, rcount, rbuf, 1, &res))) {
+        _Alignas(8) char lay[NBR_PACK_LAY];
+        nbr_lay_write(lay, td, tr, tcount, 1);
+        if (rbuf && rd->basic_size != rd->basic_extent)
+            res.pair = rd->basic, res.pext = rd->basic_extent;
+        return nbr_am_acc_packed(w, rank, off, lay, nbr_lay_wire_size(tr->nrun), op, td->basic,
+                                 ext, op == MPI_NO_OP ? NULL : &src, rbuf ? &res : NULL,
+                                 (int64_t)tcount * tr->bytes);
+    }
     if (!rbuf) {
         nbr_dtype_walk_t it;
         if (nbr_dtype_walk_init_elem(&it, od, ocount, td, tcount) != MPI_SUCCESS)

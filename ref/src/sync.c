@@ -453,6 +453,19 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
 
 /* ---- the MPI entry points and their MPIX_ twins ---------------------------------------------- */
 
+/* Every synchronization call serves other nodes' requests first when nothing else does (no
+ * progress thread: NBRMA_ASYNC_PROGRESS=off, or no MPI_THREAD_MULTIPLE). A process whose own
+ * epochs touch only itself or its node peers would otherwise never serve a remote origin while it
+ * polls its own memory (MPICH's one-sided linked-list benchmark spins on lock/get/unlock toward
+ * itself and MPI_Iprobe: across nodes it never finished). One load and branch where it does not
+ * apply. */
+static inline void serve_others(void)
+{
+    if (NBR_UNLIKELY(__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED)) && !nbr_thread_serves())
+        nbr_progress();
+}
+#define NBR_SERVE_SYNC(vendor_call, expr) NBR_SERVE(vendor_call, (serve_others(), (expr)))
+
 /* MPIX_ calls on a window the vendor serves: refused (the MPI library has no such epochs). */
 #define NBR_NB_ENTRY(call, ...)                                                                    \
     nbr_win_t *w = nbr_win_find(win);                                                              \
@@ -463,13 +476,14 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
     if (!request)                                                                                  \
         return nbr_err(w, call, MPI_ERR_REQUEST, "request is NULL");                               \
     NBR_ENTER();                                                                                   \
+    serve_others();                                                                                \
     int rc_ = __VA_ARGS__;                                                                         \
     NBR_LEAVE();                                                                                   \
     return rc_
 
 NBR_API int MPI_Win_fence(int assert, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_fence(assert, win), ifence(w, "MPI_Win_fence", assert, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_fence(assert, win), ifence(w, "MPI_Win_fence", assert, NULL));
 }
 
 NBR_API int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *request)
@@ -479,7 +493,7 @@ NBR_API int MPIX_Win_ifence(int assert, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_post(group, assert, win), ipost(w, "MPI_Win_post", group, assert, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_post(group, assert, win), ipost(w, "MPI_Win_post", group, assert, NULL));
 }
 
 NBR_API int MPIX_Win_ipost(MPI_Group group, int assert, MPI_Win win, MPI_Request *request)
@@ -489,7 +503,7 @@ NBR_API int MPIX_Win_ipost(MPI_Group group, int assert, MPI_Win win, MPI_Request
 
 NBR_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_start(group, assert, win), istart(w, "MPI_Win_start", group, assert, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_start(group, assert, win), istart(w, "MPI_Win_start", group, assert, NULL));
 }
 
 NBR_API int MPIX_Win_istart(MPI_Group group, int assert, MPI_Win win, MPI_Request *request)
@@ -499,7 +513,7 @@ NBR_API int MPIX_Win_istart(MPI_Group group, int assert, MPI_Win win, MPI_Reques
 
 NBR_API int MPI_Win_complete(MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_complete(win), icomplete(w, "MPI_Win_complete", NULL));
+    NBR_SERVE_SYNC(PMPI_Win_complete(win), icomplete(w, "MPI_Win_complete", NULL));
 }
 
 NBR_API int MPIX_Win_icomplete(MPI_Win win, MPI_Request *request)
@@ -509,7 +523,7 @@ NBR_API int MPIX_Win_icomplete(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_wait(MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_wait(win), iwait(w, "MPI_Win_wait", NULL));
+    NBR_SERVE_SYNC(PMPI_Win_wait(win), iwait(w, "MPI_Win_wait", NULL));
 }
 
 NBR_API int MPIX_Win_iwait(MPI_Win win, MPI_Request *request)
@@ -519,12 +533,12 @@ NBR_API int MPIX_Win_iwait(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_test(MPI_Win win, int *flag)
 {
-    NBR_SERVE(PMPI_Win_test(win, flag), win_test(w, flag));
+    NBR_SERVE_SYNC(PMPI_Win_test(win, flag), win_test(w, flag));
 }
 
 NBR_API int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_lock(type, rank, assert, win),
+    NBR_SERVE_SYNC(PMPI_Win_lock(type, rank, assert, win),
               ilock(w, "MPI_Win_lock", type, rank, assert, NULL));
 }
 
@@ -535,7 +549,7 @@ NBR_API int MPIX_Win_ilock(int type, int rank, int assert, MPI_Win win, MPI_Requ
 
 NBR_API int MPI_Win_unlock(int rank, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_unlock(rank, win), iunlock(w, "MPI_Win_unlock", rank, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_unlock(rank, win), iunlock(w, "MPI_Win_unlock", rank, NULL));
 }
 
 NBR_API int MPIX_Win_iunlock(int rank, MPI_Win win, MPI_Request *request)
@@ -545,7 +559,7 @@ NBR_API int MPIX_Win_iunlock(int rank, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_lock_all(int assert, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_lock_all(assert, win), ilock_all(w, "MPI_Win_lock_all", assert, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_lock_all(assert, win), ilock_all(w, "MPI_Win_lock_all", assert, NULL));
 }
 
 NBR_API int MPIX_Win_ilock_all(int assert, MPI_Win win, MPI_Request *request)
@@ -555,7 +569,7 @@ NBR_API int MPIX_Win_ilock_all(int assert, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_unlock_all(MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_unlock_all(win), iunlock_all(w, "MPI_Win_unlock_all", NULL));
+    NBR_SERVE_SYNC(PMPI_Win_unlock_all(win), iunlock_all(w, "MPI_Win_unlock_all", NULL));
 }
 
 NBR_API int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request)
@@ -565,7 +579,7 @@ NBR_API int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush(int rank, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_flush(rank, win), iflush(w, "MPI_Win_flush", rank, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_flush(rank, win), iflush(w, "MPI_Win_flush", rank, NULL));
 }
 
 NBR_API int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request)
@@ -575,7 +589,7 @@ NBR_API int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush_local(int rank, MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_flush_local(rank, win), iflush(w, "MPI_Win_flush_local", rank, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_flush_local(rank, win), iflush(w, "MPI_Win_flush_local", rank, NULL));
 }
 
 NBR_API int MPIX_Win_iflush_local(int rank, MPI_Win win, MPI_Request *request)
@@ -585,7 +599,7 @@ NBR_API int MPIX_Win_iflush_local(int rank, MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush_all(MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_flush_all(win), iflush(w, "MPI_Win_flush_all", NBR_FLUSH_ALL, NULL));
+    NBR_SERVE_SYNC(PMPI_Win_flush_all(win), iflush(w, "MPI_Win_flush_all", NBR_FLUSH_ALL, NULL));
 }
 
 NBR_API int MPIX_Win_iflush_all(MPI_Win win, MPI_Request *request)
@@ -595,7 +609,7 @@ NBR_API int MPIX_Win_iflush_all(MPI_Win win, MPI_Request *request)
 
 NBR_API int MPI_Win_flush_local_all(MPI_Win win)
 {
-    NBR_SERVE(PMPI_Win_flush_local_all(win),
+    NBR_SERVE_SYNC(PMPI_Win_flush_local_all(win),
               iflush(w, "MPI_Win_flush_local_all", NBR_FLUSH_ALL, NULL));
 }
 

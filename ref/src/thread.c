@@ -1,5 +1,6 @@
 /* thread.c — threads: the MPI_Init/MPI_Init_thread wrappers that learn the thread level, the big
- * lock, the waits' yield step, and the NBRMA_ASYNC_PROGRESS thread.
+ * lock, the waits' yield step, and the progress thread (NBRMA_ASYNC_PROGRESS, and passive progress
+ * across nodes).
  *
  * Under MPI_THREAD_MULTIPLE (or with the progress thread) every libnbrma entry point that touches
  * shared state takes one process-wide lock: windows, epochs, the engine's lists, requests and
@@ -12,6 +13,9 @@
 #include <stdlib.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nbr.h"
@@ -38,6 +42,8 @@ void nbr_big_unlock(void)
 
 void nbr_wait_step(long *spins)
 {
+    if (NBR_UNLIKELY(nbr_locking) && !nbr_in_progress_thread())
+        __atomic_add_fetch(&nbr_polls, 1, __ATOMIC_RELAXED);
     int yield = ++*spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED);
     if (!nbr_locking) {
         if (yield)
@@ -72,23 +78,128 @@ void nbr_big_reacquire(int d)
 
 /* ---- initialization: the thread level decides whether the lock is needed -------------------- */
 
+/* Passive-target progress across nodes (MPI-3.1 §11.7.3; docs/ref.md, "Progress across nodes").
+ * Across nodes the target's CPU carries out what reaches it (transport/am.c), so a target sitting
+ * in a blocking MPI call must still serve its origins — whichever call it is. A list of wrapped
+ * calls always misses one (MPI_Comm_split has no nonblocking twin), and a blocking collective
+ * turned into its nonblocking twin in some members of a communicator only never matches the
+ * others' (MPI-3.1 §5.12). So:
+ *   - where the job spans nodes, every process (a job-wide fact, agreed at MPI_Init) runs the
+ *     blocking collectives blocking.c wraps as their nonblocking twins plus a wait that serves
+ *     and yields, and once it has windows with remote pairs its blocking point-to-point calls
+ *     too (also the cure for MPICH's blocking calls, which spin on oversubscribed nodes);
+ *   - where, in addition, every process may run a thread that calls MPI (MPI_THREAD_MULTIPLE
+ *     provided, NBRMA_ASYNC_PROGRESS not off), the progress thread starts with the first window
+ *     that has pairs on other nodes and serves them whatever else the application's thread is
+ *     doing — inside MPI_Comm_split, or computing; otherwise a target inside a blocking call
+ *     libnbrma cannot wrap stalls its origins until it returns (warned once);
+ *   - on one node nothing is needed: shared memory needs no target CPU.
+ * To have MPI_THREAD_MULTIPLE, libnbrma asks for it at MPI_Init when the job may span nodes — a
+ * decision taken before MPI can tell, from the launcher's environment (may_span_nodes). */
+int nbr_xnode;       /* the job spans more than one (possibly virtual) node */
+int nbr_xnode_thread; /* ... and the progress thread will serve other nodes */
+int nbr_coll_serve;  /* blocking collectives become nonblocking + a serving wait (blocking.c) */
+static int app_level = MPI_THREAD_SINGLE; /* what the application asked MPI_Init_thread for */
+
+enum { ASYNC_AUTO, ASYNC_ON, ASYNC_OFF, ASYNC_BAD };
+static int async_mode(void)
+{
+    const char *a = nbr_cfg.ASYNC_PROGRESS;
+    if (!strcasecmp(a, "auto"))
+        return ASYNC_AUTO;
+    if (!strcasecmp(a, "on") || !strcmp(a, "1") || !strcasecmp(a, "true"))
+        return ASYNC_ON;
+    if (!strcasecmp(a, "off") || !strcmp(a, "0") || !strcasecmp(a, "false"))
+        return ASYNC_OFF;
+    return ASYNC_BAD;
+}
+
+const char *nbr_async_check(void)
+{
+    return async_mode() == ASYNC_BAD ? "NBRMA_ASYNC_PROGRESS must be auto, on, off, 1 or 0" : NULL;
+}
+
+/* A non-negative integer environment variable, or -1. */
+static long env_count(const char *name)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return -1;
+    long x = strtol(v, &end, 10);
+    return *end || x < 0 ? -1 : x;
+}
+
+/* Before MPI_Init: may this job's processes sit on more than one node? From what the launchers
+ * put in the environment (Open MPI's mpirun, MPICH's and Intel MPI's Hydra, Slurm's srun, IBM's
+ * jsrun); when none is recognized but some launcher started us, yes (the safe answer: the price
+ * of a needless MPI_THREAD_MULTIPLE is a few nanoseconds per MPI call, that of a missing one a
+ * stalled origin). A singleton (no launcher) is one node. Virtual nodes count. */
+static int may_span_nodes(void)
+{
+    long size = -1, local = -1;
+    if ((size = env_count("OMPI_COMM_WORLD_SIZE")) >= 0)
+        local = env_count("OMPI_COMM_WORLD_LOCAL_SIZE");
+    else if ((size = env_count("PMI_SIZE")) >= 0)
+        local = env_count("MPI_LOCALNRANKS");
+    else if ((size = env_count("JSM_NAMESPACE_SIZE")) >= 0)
+        local = env_count("JSM_NAMESPACE_LOCAL_SIZE");
+    else if ((size = env_count("SLURM_STEP_NUM_TASKS")) >= 0) {
+        long nodes = env_count("SLURM_STEP_NUM_NODES");
+        local = nodes == 1 ? size : -1;
+    }
+    long rpn = nbr_cfg.RANKS_PER_NODE;
+    if (size < 0) /* no launcher we know: a launcher's PMI says "several processes" */
+        return getenv("PMI_RANK") || getenv("PMIX_RANK") || getenv("PMI_FD") ||
+               getenv("PALS_RANKID") || getenv("SLURM_PROCID");
+    if (rpn > 0 && size > rpn)
+        return 1;
+    return local < 0 || local < size;
+}
+
+/* The progress thread serves other nodes only if it may call the MPI library (MPI-3.1 §12.4.3: a
+ * provided level above the required one is fine). */
+static int wanted_level(int required)
+{
+    nbr_settings_load();
+    app_level = required;
+    int m = async_mode();
+    if (required < MPI_THREAD_MULTIPLE &&
+        (m == ASYNC_ON || ((m == ASYNC_AUTO || m == ASYNC_BAD) && may_span_nodes())))
+        return MPI_THREAD_MULTIPLE;
+    return required;
+}
+
+/* After MPI_Init: does the job span nodes, and can every process run the thread? Decided by all
+ * processes together, so that the rule for blocking collectives is the same in every member of
+ * every communicator. */
+static void xnode_init(int provided)
+{
+    int nodes = nbr_world_nodes(); /* an allgather of node keys (win.c) */
+    /* {can run the thread, -(spans nodes)}: the minimum is "all can" and "any says it spans"
+     * (unknown, a failed allgather, counts as spanning). */
+    int mine[2] = {provided == MPI_THREAD_MULTIPLE && async_mode() != ASYNC_OFF, -(nodes != 1)};
+    int all[2] = {0, -1};
+    MPI_Request r;
+    if (PMPI_Iallreduce(mine, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r) != MPI_SUCCESS ||
+        nbr_wait_req(&r) != MPI_SUCCESS)
+        all[0] = 0, all[1] = -1;
+    nbr_xnode = all[1] != 0;
+    nbr_xnode_thread = nbr_xnode && all[0];
+    nbr_coll_serve = nbr_xnode;
+}
+
 static void thread_init(int provided)
 {
     nbr_settings_load();
     nbr_thread_level = provided;
-    if (provided == MPI_THREAD_MULTIPLE)
+    /* The lock is needed when the application's threads call MPI at once, or (later) when the
+     * progress thread runs — not merely because libnbrma asked for MPI_THREAD_MULTIPLE. */
+    if (provided == MPI_THREAD_MULTIPLE && app_level == MPI_THREAD_MULTIPLE)
         nbr_locking = 1;
     nbr_progress_init();
     nbr_am_init();
-}
-
-/* The progress thread serves other nodes' requests (transport/am.c) only if it may call the MPI
- * library: with NBRMA_ASYNC_PROGRESS=1 we ask for MPI_THREAD_MULTIPLE (MPI-3.1 §12.4.3: a
- * provided level above the required one is fine). */
-static int wanted_level(int required)
-{
-    const char *a = getenv("NBRMA_ASYNC_PROGRESS");
-    return a && atoi(a) > 0 && required < MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
+    xnode_init(provided);
 }
 
 NBR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
@@ -117,41 +228,112 @@ NBR_API int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-/* ---- NBRMA_ASYNC_PROGRESS: a thread running the engine (passive progress) -------------------- */
+/* ---- the progress thread (NBRMA_ASYNC_PROGRESS; passive progress across nodes) ---------------- */
 
 static pthread_t thread; /* runs until the process exits */
-static int thread_started;
+static int thread_started, thread_running, warned;
+
+/* Waits of the application's threads count their polls here: while they poll, they serve, and
+ * the thread stays out of their way (and of their core). */
+unsigned long nbr_polls;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void *progress_thread(void *arg)
 {
     (void)arg;
     nbr_mark_progress_thread();
+    unsigned long seen = 0;
+    double hot_until = 0;
     for (;;) {
+        unsigned long polls = __atomic_load_n(&nbr_polls, __ATOMIC_RELAXED);
+        if (polls != seen) { /* an application thread is waiting, and serving: stay out */
+            seen = polls;
+            usleep(200);
+            continue;
+        }
         nbr_big_lock();
         int busy = nbr_engine_busy();
-        /* Other nodes' requests may come at any time (transport/am.c): served every 200 us
-         * while idle, at once while something of ours is in flight. */
+        unsigned long served = nbr_am_served;
+        /* Other nodes' requests may come at any time (transport/am.c). */
         if (busy || nbr_am_on)
             nbr_progress();
+        int active = busy || nbr_am_served != served;
         nbr_big_unlock();
-        if (busy)
+        /* Hot while something moves and for a millisecond after (an origin's next request
+         * follows its last answer within a round trip); then every 200 us. */
+        double t = active || hot_until > 0 ? now_s() : 0;
+        if (active)
+            hot_until = t + 1e-3;
+        if (active || t < hot_until) {
             sched_yield();
-        else
+        } else {
+            hot_until = 0;
             usleep(200);
+        }
     }
     return NULL;
 }
 
-void nbr_progress_start(void)
+static void progress_maybe_start(int win_rank);
+
+static void progress_start(void)
 {
-    if (thread_started)
-        return;
-    thread_started = 1;
+    __atomic_store_n(&thread_started, 1, __ATOMIC_RELEASE);
     nbr_locking = 1; /* before the thread exists: nobody is inside an entry point now */
     int err = pthread_create(&thread, NULL, progress_thread, NULL);
     if (err != 0)
         fprintf(stderr,
-                "libnbrma: NBRMA_ASYNC_PROGRESS=1 but the progress thread could not start "
-                "(pthread_create: error %d); epochs progress inside MPI calls only\n",
+                "libnbrma: the progress thread could not start (pthread_create: error %d); "
+                "epochs progress inside MPI calls only\n",
                 err);
+    else
+        __atomic_store_n(&thread_running, nbr_thread_level == MPI_THREAD_MULTIPLE, __ATOMIC_RELEASE);
+}
+
+int nbr_thread_serves(void)
+{
+    return __atomic_load_n(&thread_running, __ATOMIC_ACQUIRE);
+}
+
+/* After a window was created, outside any entry point (so the lock may be switched on): start
+ * the thread when NBRMA_ASYNC_PROGRESS=on (first window) or, by default, with the first window
+ * that has pairs on other nodes; or say once why a target in a blocking call may stall. */
+void nbr_progress_after_create(int win_rank)
+{
+    static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER; /* two threads creating windows */
+    if (__atomic_load_n(&thread_started, __ATOMIC_ACQUIRE))
+        return;
+    if (pthread_mutex_lock(&start_mu) != 0)
+        abort();
+    progress_maybe_start(win_rank);
+    if (pthread_mutex_unlock(&start_mu) != 0)
+        abort();
+}
+
+static void progress_maybe_start(int win_rank)
+{
+    if (thread_started)
+        return;
+    int m = async_mode();
+    if (m == ASYNC_ON || (__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED) && nbr_xnode_thread)) {
+        progress_start();
+        return;
+    }
+    if (__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED) && !warned && win_rank == 0) {
+        warned = 1;
+        fprintf(stderr,
+                "libnbrma: windows span nodes, but the progress thread cannot serve other nodes "
+                "(%s): a target inside a blocking MPI call other than those libnbrma turns into "
+                "waits (e.g. MPI_Comm_split) stalls its origins until it returns; docs/ref.md, "
+                "\"Progress across nodes\"\n",
+                m == ASYNC_OFF ? "NBRMA_ASYNC_PROGRESS=off"
+                               : "the MPI library did not provide MPI_THREAD_MULTIPLE to every "
+                                 "process");
+    }
 }

@@ -133,8 +133,6 @@ static void lib_init(void)
         return;
     done = 1;
     nbr_settings_load();
-    if (nbr_cfg.ASYNC_PROGRESS)
-        nbr_progress_start();
 }
 
 /* Cross-memory access: peers read and write a create or dynamic window's private memory with
@@ -355,6 +353,12 @@ static uint64_t host_key(void)
  * waits spin before yielding follows: a peer we wait for needs our core only when the node has
  * more ranks than CPUs; otherwise yielding early just adds system calls to every wait (a 2-rank
  * fence under Open MPI took 3.9 us instead of 0.6). One crowded node keeps early yields. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
 {
     int rc, flag = 0;
@@ -396,11 +400,21 @@ static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     int host_ranks = 0;
+    /* Distinct node keys, counted on a sorted copy: O(n log n), as MPI_Init now asks this of
+     * MPI_COMM_WORLD (thread.c) and a pairwise scan is 10^10 steps at 10^5 ranks. */
+    uint64_t *keys = malloc((size_t)n * sizeof *keys);
+    if (!keys) {
+        free(all);
+        free(ci);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < n; i++)
+        keys[i] = all[i].node;
+    qsort(keys, (size_t)n, sizeof *keys, cmp_u64);
+    for (int i = 0; i < n; i++)
+        ci->nodes += i == 0 || keys[i] != keys[i - 1];
+    free(keys);
     for (int i = 0; i < n; i++) {
-        int first = 1; /* count each node once: is i the first rank of its node? */
-        for (int j = 0; j < i && first; j++)
-            first = all[j].node != all[i].node;
-        ci->nodes += first;
         ci->node_ranks += all[i].node == mine.node;
         if (all[i].host == mine.host) { /* virtual nodes share the real CPUs */
             host_ranks++;
@@ -463,6 +477,9 @@ static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
     else if (ci->nodes != 1 && !strcasecmp(nbr_cfg.NET, "verbs"))
         *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION, "%s",
                            verbs_refusal());
+    else if (nbr_async_check())
+        *rc = nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ASYNC_PROGRESS=%s: %s",
+                           nbr_cfg.ASYNC_PROGRESS, nbr_async_check());
     else if (ci->nodes != 1 && strcasecmp(nbr_cfg.NET, "am") && strcasecmp(nbr_cfg.NET, "auto"))
         *rc = nbr_err_comm(comm, call, MPI_ERR_ARG,
                            "NBRMA_NET=%s is not a transport: use am, verbs or auto",
@@ -863,6 +880,11 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
     if (ref_ && rc == MPI_SUCCESS)                                                                 \
         rc = create_window(flavor, base, size, disp_unit, info, comm, baseptr, win, call);         \
     NBR_LEAVE();                                                                                   \
+    if (ref_ && rc == MPI_SUCCESS) { /* outside the entry point: the lock may be switched on */  \
+        int r_ = 0;                                                                                \
+        (void)PMPI_Comm_rank(comm, &r_);                                                           \
+        nbr_progress_after_create(r_);                                                             \
+    }                                                                                              \
     return ref_ ? rc : vendor_call
 
 NBR_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
@@ -1319,6 +1341,12 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
     *disp_unit = w->t[rank].disp_unit;
     *(void **)baseptr = w->t[rank].base ? (void *)w->t[rank].base : NULL;
     return MPI_SUCCESS;
+}
+
+int nbr_world_nodes(void)
+{
+    const nbr_comm_info_t *ci;
+    return comm_info(MPI_COMM_WORLD, &ci) == MPI_SUCCESS ? ci->nodes : -1;
 }
 
 /* ---- virtual nodes --------------------------------------------------------------------------- */

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "dtype.h"
+#include "layout.h"
 #include "nbr.h"
 #include "op.h"
 #include "transport/tp.h"
@@ -44,7 +45,27 @@ enum { TAG_REQ = 0x6e01, TAG_REP, TAG_PUT, TAG_GET };
 #define AM_RNDV_MAX (1L << 30) /* largest single rendezvous message (int counts) */
 #define AM_NOTOK    UINT32_MAX /* a request that wants no reply */
 
-enum { K_PUT = 1, K_PUT_RNDV, K_GET, K_GET_RNDV, K_ACC, K_CAS, K_AMO, K_NOTIFY, K_REGIONS };
+enum {
+    K_PUT = 1,
+    K_PUT_RNDV,
+    K_GET,
+    K_GET_RNDV,
+    K_ACC,
+    K_CAS,
+    K_AMO,
+    K_NOTIFY,
+    K_REGIONS,
+    /* Packed transfers of noncontiguous target data (layout.h): the header is followed by the
+     * target's layout, then (puts, accumulates) the piece's packed bytes. off: the target
+     * displacement; a: the piece's position in the packed stream; len: its bytes; ACC: b = 1 to
+     * fetch. */
+    K_PUT_PACKED,
+    K_PUT_PACKED_RNDV,
+    K_GET_PACKED,
+    K_GET_PACKED_RNDV,
+    K_ACC_PACKED,
+};
+#define AM_LAY_MAX 4096 /* bytes of a layout in a packed request (85 runs) */
 
 typedef struct {
     uint32_t kind, win; /* win: the target's id of the window */
@@ -65,6 +86,7 @@ typedef struct {
 /* ---- state (under the big lock) -------------------------------------------------------------- */
 
 int nbr_am_on;
+unsigned long nbr_am_served, nbr_am_sent, nbr_am_sent_packed;
 static MPI_Comm am_comm = MPI_COMM_NULL;
 static int am_world, am_me, am_busy;
 
@@ -85,13 +107,20 @@ static am_ring_t ring_rep = {.tag = TAG_REP, .size = sizeof(am_rep_t) + AM_EAGER
 static int rings_ready; /* their requests are valid handles (MPI_REQUEST_NULL or posted) */
 
 /* Every other request of ours the MPI library holds, with what to do when it completes. */
-enum { A_SEND = 1, A_PUT_RECV, A_GET_RECV };
+enum { A_SEND = 1, A_PUT_RECV, A_GET_RECV, A_GET_SEND, A_PUT_PACKED };
 typedef struct {
     int what, peer;
     uint32_t tok; /* A_PUT_RECV: the origin's token to acknowledge; A_GET_RECV: mine */
     int err;      /* A_PUT_RECV: the error to report (the data went to scratch) */
     void *buf;    /* freed on completion (A_SEND, scratch), or a posted receive's buffer */
     size_t size;  /* A_SEND: of buf (eager buffers go back to the pool) */
+    /* A_GET_SEND: a large get's data leaving my window memory (or scratch, buf); the origin's
+     * later requests wait until it has left (rndv_in). */
+    /* A_PUT_PACKED: a packed put's payload landing in buf, then scattered into the window by the
+     * layout `lay` (a copy) from stream position `pos`, at target displacement `off`. */
+    void *lay;
+    uint64_t off, pos;
+    nbr_win_t *w;
 } am_act_t;
 static MPI_Request *reqs;
 static am_act_t *acts;
@@ -110,6 +139,14 @@ typedef struct {
     nbr_win_t *w;
     int rank;  /* the target's rank in the window */
     void *dst; /* fetched data goes here */
+    /* An accumulate's result of a padded pair type (MPI_SHORT_INT, MPI_DOUBLE_INT, ...): written
+     * element by element, data fields only — the padding is the program's (MPI-3.1 §4.1). */
+    MPI_Datatype res_pair;
+    MPI_Aint res_ext;
+    /* A packed get's (or get_accumulate's) data: scattered into the origin's buffer by `job`
+     * from stream position `pos` instead of copied to dst. */
+    struct am_unpack *job;
+    int64_t pos;
     nbr_tp_cell_t *cell;
     nbr_req_t *req;
     uint32_t next_free;
@@ -131,7 +168,11 @@ typedef struct am_defer {
     double due; /* the emulated wire: not before this time (seconds, CLOCK_MONOTONIC) */
     char msg[]; /* header, payload */
 } am_defer_t;
-static int *rndv_in;                    /* per world rank: its large puts not landed yet */
+/* Per world rank: its rendezvous transfers still touching my window memory — large puts whose
+ * payload has not landed, and large gets whose data my send is still reading. A request served
+ * after one of them could otherwise see (a put) or change (a get, then a lock release or a done
+ * notification that lets my application write) memory the transfer still uses. */
+static int *rndv_in;
 static am_defer_t **dq_head, **dq_tail; /* per world rank: its requests waiting behind them */
 
 /* An emulated wire (NBRMA_WIRE_US, NBRMA_WIRE_MBPS; docs/ref.md): on one machine virtual nodes
@@ -321,6 +362,64 @@ long nbr_am_outstanding(void)
     return outstanding;
 }
 
+/* ---- packed data at the origin ----------------------------------------------------------------- */
+
+/* Where a packed get's stream lands in the origin's buffer: a copy of the origin's layout (the
+ * program may free its datatype before the operation completes), shared by the call's pieces. */
+typedef struct am_unpack {
+    int refs;
+    char *buf;
+    MPI_Datatype pair; /* padded pair results: written field by field (pext-byte elements) */
+    MPI_Aint pext;
+    nbr_lay_cur_t cur;
+    nbr_run_t run[];
+} am_unpack_t;
+
+static am_unpack_t *job_new(const nbr_am_side_t *d)
+{
+    am_unpack_t *j = malloc(sizeof *j + (size_t)d->nrun * sizeof(nbr_run_t));
+    if (!j)
+        return NULL;
+    j->refs = 1;
+    j->buf = (char *)d->buf;
+    j->pair = d->pair;
+    j->pext = d->pext;
+    memcpy(j->run, d->run, (size_t)d->nrun * sizeof(nbr_run_t));
+    nbr_lay_cur_init(&j->cur, j->run, d->nrun, d->extent, d->count, d->ebytes);
+    return j;
+}
+
+static void job_put(am_unpack_t *j)
+{
+    if (j && --j->refs == 0)
+        free(j);
+}
+
+static void job_scatter(am_unpack_t *j, int64_t pos, const char *in, int64_t len)
+{
+    if (!j->pext) {
+        nbr_lay_scatter(&j->cur, j->buf, pos, in, len);
+        return;
+    }
+    int64_t off, n;
+    nbr_lay_seek(&j->cur, pos);
+    while (len > 0 && nbr_lay_next(&j->cur, len, &off, &n)) {
+        nbr_op_apply(MPI_REPLACE, j->pair, in, j->buf + off, (MPI_Aint)(n / j->pext));
+        in += n;
+        len -= n;
+    }
+}
+
+/* Token `tok` carries a piece of job's stream at position pos. */
+static void tok_job(uint32_t tok, am_unpack_t *job, int64_t pos)
+{
+    if (!job || tok >= ntok || !toks[tok].used)
+        return;
+    job->refs++;
+    toks[tok].job = job;
+    toks[tok].pos = pos;
+}
+
 /* ---- tokens ---------------------------------------------------------------------------------- */
 
 static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint32_t *out)
@@ -337,8 +436,9 @@ static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint3
         toks[ntok].next_free = UINT32_MAX;
         free_tok = ntok++;
     }
-    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY). */
-    if (!w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
+    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY);
+     * a lock try is never one. */
+    if (!cell && !w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
         w->got_req = w->op_req;
     uint32_t i = free_tok;
     am_tok_t *t = &toks[i];
@@ -388,6 +488,8 @@ static void tok_done(uint32_t i, int err, uint64_t val)
         nbr_req_op_done(t->req, err);
         nbr_req_release(t->req);
     }
+    job_put(t->job);
+    t->job = NULL;
     if (t->counted) {
         __atomic_store_n(&w->t[t->rank].tp_out, w->t[t->rank].tp_out - 1, __ATOMIC_RELEASE);
         __atomic_store_n(&w->tp_out, w->tp_out - 1, __ATOMIC_RELEASE);
@@ -427,6 +529,8 @@ static int send_req(nbr_win_t *w, int rank, const am_hdr_t *h, const void *p, si
     int rc = send_bytes(b, sizeof *h + n + n2, w->t[rank].wrank, TAG_REQ, 1);
     if (rc != MPI_SUCCESS)
         return nbr_err(w, "libnbrma (am)", rc, "sending a request to rank %d failed", rank);
+    nbr_am_sent++;
+    nbr_am_sent_packed += h->kind >= K_PUT_PACKED;
     return MPI_SUCCESS;
 }
 
@@ -480,6 +584,45 @@ int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
     return MPI_SUCCESS;
 }
 
+/* A rendezvous get: my receive of n bytes into `into` is posted before the request h (kind,
+ * off, len, and for packed gets a, set; `lay` follows it) goes out, and the target's data, not a
+ * reply, completes the token. With a job, `into` is scratch holding a piece of a packed stream
+ * at position pos: scattered into the origin's buffer and freed when it arrives. */
+static int rndv_get(nbr_win_t *w, int r, am_hdr_t *h, const void *lay, size_t laylen, char *into,
+                    size_t n, struct am_unpack *job, int64_t pos)
+{
+    credit_wait(w->t[r].wrank);
+    uint32_t tok;
+    int rc = tok_new(w, r, NULL, NULL, &tok);
+    if (rc != MPI_SUCCESS) {
+        if (job)
+            free(into);
+        return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
+    }
+    toks[tok].rndv_get = 1;
+    tok_job(tok, job, pos);
+    MPI_Request q;
+    rc = PMPI_Irecv(into, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
+    if (rc == MPI_SUCCESS &&
+        (rc = act_add(q, (am_act_t){.what = A_GET_RECV,
+                                    .peer = w->t[r].wrank,
+                                    .tok = tok,
+                                    .buf = job ? into : NULL,
+                                    .size = n})) != MPI_SUCCESS) {
+        (void)PMPI_Cancel(&q);
+        (void)PMPI_Request_free(&q);
+    }
+    if (rc != MPI_SUCCESS) {
+        if (job)
+            free(into);
+        tok_done(tok, rc, 0);
+        return nbr_err(w, "libnbrma (am)", rc, "posting a receive for rank %d failed", r);
+    }
+    h->tok = tok; /* for an error report only: the data completes the token */
+    return send_req(w, r, h, lay, laylen, NULL, 0); /* on failure the posted receive stays: the
+                                                        window's free reports the loss */
+}
+
 int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
 {
     char *d = dst;
@@ -490,31 +633,12 @@ int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
             h.len = len;
             return issue(w, r, &h, NULL, 0, NULL, 0, d, NULL);
         }
-        /* Rendezvous: my receive is posted before the target can send. */
         size_t n = len < (size_t)AM_RNDV_MAX ? len : (size_t)AM_RNDV_MAX;
-        credit_wait(w->t[r].wrank);
-        uint32_t tok;
-        int rc = tok_new(w, r, NULL, NULL, &tok);
-        if (rc != MPI_SUCCESS)
-            return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
-        toks[tok].rndv_get = 1;
-        MPI_Request q;
-        rc = PMPI_Irecv(d, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
-        if (rc == MPI_SUCCESS &&
-            (rc = act_add(q, (am_act_t){.what = A_GET_RECV, .peer = w->t[r].wrank, .tok = tok})) !=
-                MPI_SUCCESS) {
-            (void)PMPI_Cancel(&q);
-            (void)PMPI_Request_free(&q);
-        }
-        if (rc != MPI_SUCCESS) {
-            tok_done(tok, rc, 0);
-            return nbr_err(w, "libnbrma (am)", rc, "posting a receive for rank %d failed", r);
-        }
         h.kind = K_GET_RNDV;
         h.len = n;
-        h.tok = tok; /* for an error report only: the data completes the token */
-        if ((rc = send_req(w, r, &h, NULL, 0, NULL, 0)) != MPI_SUCCESS)
-            return rc; /* the posted receive stays: the window's free reports the loss */
+        int rc = rndv_get(w, r, &h, NULL, 0, d, n, NULL, 0);
+        if (rc != MPI_SUCCESS)
+            return rc;
         d += n;
         off += (MPI_Aint)n;
         len -= n;
@@ -535,8 +659,15 @@ int nbr_am_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
         return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
                        "accumulate piece of %zu bytes with %s on %s cannot be shipped", len,
                        nbr_op_name(op), nbr_dtype_name(basic));
-    return issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0, result,
-                 NULL);
+    int rc = issue(w, r, &h, op == MPI_NO_OP ? NULL : src, op == MPI_NO_OP ? 0 : len, NULL, 0,
+                   result, NULL);
+    const nbr_dtype_t *d;
+    if (rc == MPI_SUCCESS && result && nbr_dtype_get(basic, &d) == MPI_SUCCESS &&
+        d->basic_size != d->basic_extent) {
+        toks[h.tok].res_pair = basic;
+        toks[h.tok].res_ext = d->basic_extent;
+    }
+    return rc;
 }
 
 int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp, void *result,
@@ -569,6 +700,153 @@ int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nb
         *c = (nbr_tp_cell_t){0}; /* the error is in w->tp_err; the try is repeated */
     }
     return 0;
+}
+
+
+/* ---- packed transfers (the origin's side) -------------------------------------------------- */
+
+/* Packed pieces larger than this go as rendezvous transfers (puts, gets): eager ones cost the
+ * target a copy out of its receive buffer; beyond a few eager messages one large message is
+ * cheaper. */
+#define AM_PACK_RNDV (4 * AM_EAGER)
+
+static void side_cursor(const nbr_am_side_t *sd, nbr_lay_cur_t *c)
+{
+    nbr_lay_cur_init(c, sd->run, sd->nrun, sd->extent, sd->count, sd->ebytes);
+}
+
+/* `n` stream bytes from position pos of the origin's side, into out (or where they already are,
+ * when the side is the stream). */
+static const char *side_bytes(const nbr_am_side_t *sd, nbr_lay_cur_t *c, int64_t pos, char *out,
+                              int64_t n)
+{
+    if (sd->contig)
+        return sd->buf + pos;
+    nbr_lay_gather(c, sd->buf, pos, out, n);
+    return out;
+}
+
+int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      const nbr_am_side_t *src, int64_t total)
+{
+    static char piece[AM_EAGER]; /* under the big lock */
+    nbr_lay_cur_t c;
+    side_cursor(src, &c);
+    const int64_t eager = AM_EAGER - (int64_t)laylen;
+    int rc = MPI_SUCCESS;
+    for (int64_t pos = 0, n; rc == MPI_SUCCESS && pos < total; pos += n) {
+        am_hdr_t h = hdr(w, r, K_PUT_PACKED);
+        h.off = (uint64_t)off;
+        h.a = (uint64_t)pos;
+        n = total - pos;
+        if (n <= eager || total < AM_PACK_RNDV) {
+            n = n < eager ? n : eager;
+            h.len = (uint64_t)n;
+            rc = issue(w, r, &h, lay, laylen, side_bytes(src, &c, pos, piece, n), (size_t)n, NULL,
+                       NULL);
+            continue;
+        }
+        n = n < AM_RNDV_MAX ? n : AM_RNDV_MAX;
+        h.kind = K_PUT_PACKED_RNDV;
+        h.len = (uint64_t)n;
+        /* Sent from the origin's buffer when it is the stream (the put's acknowledgement comes
+         * after the payload is in), else from a packed copy freed when sent. */
+        char *payload = src->contig ? NULL : malloc((size_t)n);
+        if (!src->contig && !payload)
+            return nbr_err(w, "libnbrma (am)", MPI_ERR_NO_MEM,
+                           "out of memory packing %ld bytes for rank %d", (long)n, r);
+        if (payload)
+            nbr_lay_gather(&c, src->buf, pos, payload, n);
+        rc = issue(w, r, &h, lay, laylen, NULL, 0, NULL, NULL);
+        if (rc == MPI_SUCCESS &&
+            (rc = send_bytes(payload ? payload : (void *)(src->buf + pos), (size_t)n,
+                             w->t[r].wrank, TAG_PUT, payload != NULL)) != MPI_SUCCESS)
+            rc = nbr_err(w, "libnbrma (am)", rc, "sending %ld bytes to rank %d failed", (long)n,
+                         r);
+        else if (rc != MPI_SUCCESS)
+            free(payload);
+    }
+    return rc;
+}
+
+/* The pieces of a packed get or get_accumulate land in the origin's buffer: straight there when
+ * its side is the stream, else through a shared unpack job. */
+static int side_job(nbr_win_t *w, const nbr_am_side_t *sd, am_unpack_t **job)
+{
+    *job = NULL;
+    if (sd->contig && !sd->pext)
+        return MPI_SUCCESS;
+    if (!(*job = job_new(sd)))
+        return nbr_err(w, "libnbrma (am)", MPI_ERR_NO_MEM, "out of memory for a packed result");
+    return MPI_SUCCESS;
+}
+
+int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      const nbr_am_side_t *dst, int64_t total)
+{
+    am_unpack_t *job;
+    int rc = side_job(w, dst, &job);
+    for (int64_t pos = 0, n; rc == MPI_SUCCESS && pos < total; pos += n) {
+        am_hdr_t h = hdr(w, r, K_GET_PACKED);
+        h.off = (uint64_t)off;
+        h.a = (uint64_t)pos;
+        n = total - pos;
+        char *direct = job ? NULL : (char *)dst->buf + pos;
+        if (n <= AM_EAGER || total < AM_PACK_RNDV) {
+            n = n < AM_EAGER ? n : AM_EAGER;
+            h.len = (uint64_t)n;
+            if ((rc = issue(w, r, &h, lay, laylen, NULL, 0, direct, NULL)) == MPI_SUCCESS)
+                tok_job(h.tok, job, pos);
+            continue;
+        }
+        n = n < AM_RNDV_MAX ? n : AM_RNDV_MAX;
+        char *into = direct ? direct : malloc((size_t)n);
+        if (!into) {
+            rc = nbr_err(w, "libnbrma (am)", MPI_ERR_NO_MEM, "out of memory for %ld bytes",
+                         (long)n);
+            break;
+        }
+        h.kind = K_GET_PACKED_RNDV;
+        h.len = (uint64_t)n;
+        rc = rndv_get(w, r, &h, lay, laylen, into, (size_t)n, job, pos);
+    }
+    job_put(job);
+    return rc;
+}
+
+int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_am_side_t *src,
+                      const nbr_am_side_t *res, int64_t total)
+{
+    static char piece[AM_EAGER]; /* under the big lock */
+    int64_t budget = AM_EAGER - (int64_t)laylen;
+    budget -= budget % ext; /* whole elements: the target applies the operation per element */
+    if (nbr_op_index(op) < 0 || nbr_dtype_index(basic) < 0 || budget <= 0)
+        return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
+                       "packed accumulate with %s on %s cannot be shipped", nbr_op_name(op),
+                       nbr_dtype_name(basic));
+    am_unpack_t *job = NULL;
+    int rc = res ? side_job(w, res, &job) : MPI_SUCCESS;
+    nbr_lay_cur_t c;
+    if (src)
+        side_cursor(src, &c);
+    for (int64_t pos = 0, n; rc == MPI_SUCCESS && pos < total; pos += n) {
+        am_hdr_t h = hdr(w, r, K_ACC_PACKED);
+        h.off = (uint64_t)off;
+        h.a = (uint64_t)pos;
+        h.b = res != NULL;
+        h.op = nbr_op_index(op);
+        h.type = nbr_dtype_index(basic);
+        n = total - pos < budget ? total - pos : budget;
+        h.len = (uint64_t)n;
+        const char *data = src && op != MPI_NO_OP ? side_bytes(src, &c, pos, piece, n) : NULL;
+        rc = issue(w, r, &h, lay, laylen, data, data ? (size_t)n : 0,
+                   res && !job ? (char *)res->buf + pos : NULL, NULL);
+        if (rc == MPI_SUCCESS)
+            tok_job(h.tok, job, pos);
+    }
+    job_put(job);
+    return rc;
 }
 
 void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
@@ -699,12 +977,193 @@ static void *local_addr(nbr_win_t *w, uint64_t off, uint64_t len, int *err)
     return (char *)w->base + off;
 }
 
+
+/* ---- packed transfers (the target's side) -------------------------------------------------- */
+
+/* The layout at the front of a packed request's payload: its size, its total stream bytes, and
+ * whether [a, a + len) of the stream lies in it and every byte it names in my window. 0 and *err
+ * when not. */
+static size_t packed_layout(nbr_win_t *w, const am_hdr_t *h, const char *p, size_t plen, int *err)
+{
+    nbr_lay_hdr_t lh;
+    int64_t total, lo, hi, start;
+    *err = MPI_ERR_INTERN;
+    if (plen < sizeof lh)
+        return 0;
+    memcpy(&lh, p, sizeof lh);
+    if (lh.nrun <= 0 || nbr_lay_wire_size(lh.nrun) > AM_LAY_MAX || plen < nbr_lay_wire_size(lh.nrun))
+        return 0;
+    size_t laylen = nbr_lay_wire_size(lh.nrun);
+    if (!nbr_lay_check(p, laylen, &total, &lo, &hi) || h->a > (uint64_t)total ||
+        h->len > (uint64_t)total - h->a)
+        return 0;
+    /* Static windows: the whole span at once (the origin checked it too); dynamic windows: each
+     * piece, against the regions (pack_walk). */
+    *err = MPI_ERR_RMA_RANGE;
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+        (h->off > (uint64_t)INT64_MAX || __builtin_add_overflow((int64_t)h->off, lo, &start) ||
+         start < 0 || !local_addr(w, (uint64_t)start, (uint64_t)(hi - lo), err)))
+        return 0;
+    *err = MPI_SUCCESS;
+    return laylen;
+}
+
+/* The window address of a piece (dynamic windows: checked against the regions). */
+static char *piece_addr(nbr_win_t *w, uint64_t off, int64_t po, int64_t n, int *err)
+{
+    int64_t at;
+    if (__builtin_add_overflow((int64_t)off, po, &at)) {
+        *err = MPI_ERR_RMA_RANGE;
+        return NULL;
+    }
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return local_addr(w, (uint64_t)at, (uint64_t)n, err);
+    return (char *)w->base + at;
+}
+
+/* Scatter `len` packed bytes from stream position pos into my window (puts). */
+static int unpack_into_window(nbr_win_t *w, const void *lay, uint64_t off, uint64_t pos,
+                              const char *in, int64_t len)
+{
+    nbr_lay_cur_t c;
+    int64_t po, n;
+    int err = MPI_SUCCESS;
+    nbr_lay_cur_wire(&c, lay);
+    nbr_lay_seek(&c, (int64_t)pos);
+    while (len > 0 && nbr_lay_next(&c, len, &po, &n)) {
+        char *a = piece_addr(w, off, po, n, &err);
+        if (!a)
+            return err;
+        memcpy(a, in, (size_t)n);
+        in += n;
+        len -= n;
+    }
+    return MPI_SUCCESS;
+}
+
+static void serve_packed(nbr_win_t *w, const am_hdr_t *h, const char *p, size_t plen, int peer)
+{
+    int err;
+    size_t laylen = packed_layout(w, h, p, plen, &err);
+    const char *data = p + laylen;
+    size_t dlen = laylen ? plen - laylen : 0;
+    nbr_lay_cur_t c;
+    int64_t po, n, len = (int64_t)h->len;
+    if (laylen) {
+        nbr_lay_cur_wire(&c, p);
+        nbr_lay_seek(&c, (int64_t)h->a);
+    }
+    switch (h->kind) {
+    case K_PUT_PACKED:
+        if (laylen && dlen < h->len)
+            err = MPI_ERR_INTERN;
+        if (laylen && err == MPI_SUCCESS)
+            err = unpack_into_window(w, p, h->off, h->a, data, len);
+        reply(peer, h->tok, err, 0, NULL, 0);
+        return;
+    case K_PUT_PACKED_RNDV: { /* the payload follows: into scratch, scattered when it is in */
+        void *buf = malloc(h->len ? h->len : 1), *lay = laylen ? malloc(laylen) : NULL;
+        MPI_Request q;
+        if (lay)
+            memcpy(lay, p, laylen);
+        else if (err == MPI_SUCCESS)
+            err = MPI_ERR_NO_MEM;
+        if (!buf || PMPI_Irecv(buf, (int)h->len, MPI_BYTE, peer, TAG_PUT, am_comm, &q) != MPI_SUCCESS ||
+            act_add(q, (am_act_t){.what = A_PUT_PACKED,
+                                  .peer = peer,
+                                  .tok = h->tok,
+                                  .err = err,
+                                  .buf = buf,
+                                  .size = h->len,
+                                  .lay = lay,
+                                  .off = h->off,
+                                  .pos = h->a,
+                                  .w = w}) != MPI_SUCCESS) {
+            fprintf(stderr, "libnbrma: cannot receive a packed put of %lu bytes from rank %d\n",
+                    (unsigned long)h->len, peer);
+            PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        }
+        rndv_in[peer]++; /* its later requests wait until the payload is in */
+        return;
+    }
+    case K_GET_PACKED:
+    case K_GET_PACKED_RNDV: {
+        /* Gathered out of window memory now: nothing reads it after this request. */
+        char *out = calloc(1, h->len ? h->len : 1), *o = out;
+        if (!out) {
+            fprintf(stderr, "libnbrma: out of memory packing %lu bytes for rank %d\n",
+                    (unsigned long)h->len, peer);
+            PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        }
+        while (err == MPI_SUCCESS && laylen && len > 0 && nbr_lay_next(&c, len, &po, &n)) {
+            const char *a = piece_addr(w, h->off, po, n, &err);
+            if (a)
+                memcpy(o, a, (size_t)n);
+            o += n;
+            len -= n;
+        }
+        if (h->kind == K_GET_PACKED) {
+            reply(peer, h->tok, err, 0, err == MPI_SUCCESS ? out : NULL,
+                  err == MPI_SUCCESS ? h->len : 0);
+            free(out);
+            return;
+        }
+        if (err != MPI_SUCCESS) /* the origin's receive still waits for data: the error first */
+            reply(peer, h->tok, err, 0, NULL, 0);
+        if (send_bytes(out, h->len, peer, TAG_GET, 0) != MPI_SUCCESS) {
+            fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n", (unsigned long)h->len,
+                    peer);
+            PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
+        }
+        acts[nreq - 1].buf = out; /* freed when sent (not a pool buffer) */
+        acts[nreq - 1].size = SIZE_MAX;
+        return;
+    }
+    case K_ACC_PACKED: {
+        MPI_Op op = nbr_op_at(h->op);
+        MPI_Datatype basic = nbr_dtype_at(h->type);
+        const nbr_dtype_t *d = NULL;
+        if (err == MPI_SUCCESS &&
+            (basic == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+             nbr_dtype_get(basic, &d) != MPI_SUCCESS || d->extent <= 0 ||
+             (op != MPI_NO_OP && dlen < h->len)))
+            err = MPI_ERR_INTERN;
+        char *old = NULL, *o;
+        if (err == MPI_SUCCESS && h->b && !(old = malloc(h->len ? h->len : 1)))
+            err = MPI_ERR_NO_MEM;
+        o = old;
+        if (err == MPI_SUCCESS && laylen) {
+            nbr_target_t *me = &w->t[w->rank];
+            nbr_acc_lock(me, w->rank); /* one hold: a piece is at most AM_EAGER bytes */
+            while (err == MPI_SUCCESS && len > 0 && nbr_lay_next(&c, len, &po, &n)) {
+                char *a = piece_addr(w, h->off, po, n, &err);
+                if (!a)
+                    break;
+                MPI_Aint k = (MPI_Aint)(n / d->extent);
+                if (old)
+                    nbr_op_apply(MPI_REPLACE, basic, a, o, k), o += n;
+                if (op != MPI_NO_OP)
+                    nbr_op_apply(op, basic, data, a, k), data += n;
+                len -= n;
+            }
+            nbr_acc_unlock(me);
+        }
+        reply(peer, h->tok, err, 0, err == MPI_SUCCESS ? old : NULL,
+              err == MPI_SUCCESS && old ? h->len : 0);
+        free(old);
+        return;
+    }
+    }
+}
+
 static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
 {
+    nbr_am_served++;
     nbr_win_t *w = h->win < (uint32_t)nwins_cap ? wins[h->win] : NULL;
     int err = MPI_SUCCESS;
     if (!w || h->from < 0 || h->from >= w->size) {
-        if (h->kind == K_PUT_RNDV) { /* the payload is on its way: take it somewhere */
+        if (h->kind == K_PUT_RNDV || h->kind == K_PUT_PACKED_RNDV) { /* the payload is on its
+                                                                        way: take it somewhere */
             void *s = malloc(h->len ? h->len : 1);
             MPI_Request q;
             if (s &&
@@ -721,6 +1180,16 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
             fprintf(stderr, "libnbrma: a message from rank %d for window %u, which is gone\n", peer,
                     h->win);
         reply(peer, h->tok, MPI_ERR_WIN, 0, NULL, 0);
+        if (h->kind == K_GET_RNDV || h->kind == K_GET_PACKED_RNDV) { /* its receive waits */
+            void *z = calloc(1, h->len ? h->len : 1);
+            if (!z || send_bytes(z, h->len, peer, TAG_GET, 0) != MPI_SUCCESS) {
+                fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n",
+                        (unsigned long)h->len, peer);
+                PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
+            }
+            acts[nreq - 1].buf = z; /* freed when sent */
+            acts[nreq - 1].size = SIZE_MAX;
+        }
         return;
     }
     nbr_target_t *me = &w->t[w->rank];
@@ -760,15 +1229,19 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
             reply(peer, h->tok, err, 0, NULL, 0);
             a = s = calloc(1, h->len ? h->len : 1);
         }
-        if (!a || send_bytes(a, h->len, peer, TAG_GET, 0) != MPI_SUCCESS) {
+        /* Sent straight from window memory: until the send completes the get still reads it, so
+         * the origin's later requests (its lock release, its done notification: the origin sends
+         * them as soon as its data arrived, which may be before this send completes here) wait
+         * behind it, as behind a large put (MPI-3.1 §11.5: no closing call may return while an
+         * access of its epoch still reads the window). */
+        MPI_Request q;
+        if (!a || PMPI_Isend(a, (int)h->len, MPI_BYTE, peer, TAG_GET, am_comm, &q) != MPI_SUCCESS ||
+            act_add(q, (am_act_t){.what = A_GET_SEND, .peer = peer, .buf = s}) != MPI_SUCCESS) {
             fprintf(stderr, "libnbrma: cannot send %lu bytes to rank %d\n", (unsigned long)h->len,
                     peer);
             PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_OTHER);
         }
-        if (s) { /* kept until sent: the act of the send frees nothing, so hand it over */
-            acts[nreq - 1].buf = s;
-            acts[nreq - 1].size = SIZE_MAX; /* not a pool buffer */
-        }
+        rndv_in[peer]++;
         break;
     }
     case K_ACC: {
@@ -827,6 +1300,13 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         reply(peer, h->tok, MPI_SUCCESS, 0, NULL, 0);
         break;
     }
+    case K_PUT_PACKED:
+    case K_PUT_PACKED_RNDV:
+    case K_GET_PACKED:
+    case K_GET_PACKED_RNDV:
+    case K_ACC_PACKED:
+        serve_packed(w, h, p, plen, peer);
+        break;
     case K_REGIONS: { /* the table cannot change while we serve (both under the big lock) */
         uint64_t n = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)w->nregs : 0;
         uint64_t from = h->off < n ? h->off : n,
@@ -844,6 +1324,7 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
 
 static void got_reply(const am_rep_t *rep, const char *data, size_t n)
 {
+    nbr_am_served++;
     uint32_t i = rep->tok;
     if (i >= ntok || !toks[i].used)
         return;
@@ -852,8 +1333,15 @@ static void got_reply(const am_rep_t *rep, const char *data, size_t n)
             toks[i].w->tp_err = rep->err;
         return;
     }
-    if (toks[i].dst && rep->len && n >= rep->len)
-        memcpy(toks[i].dst, data, rep->len);
+    if (toks[i].job && rep->len && n >= rep->len) {
+        job_scatter(toks[i].job, toks[i].pos, data, (int64_t)rep->len);
+    } else if (toks[i].dst && rep->len && n >= rep->len) {
+        if (toks[i].res_ext)
+            nbr_op_apply(MPI_REPLACE, toks[i].res_pair, data, toks[i].dst,
+                         (MPI_Aint)rep->len / toks[i].res_ext);
+        else
+            memcpy(toks[i].dst, data, rep->len);
+    }
     tok_done(i, rep->err, rep->val);
 }
 
@@ -901,7 +1389,10 @@ static void ring_drain(am_ring_t *g)
                     memcpy(&h, g->buf[i], sizeof h);
                     /* its bytes: the payload it carries or (rendezvous, gets) moves */
                     double bytes = (double)(h.kind == K_PUT_RNDV || h.kind == K_GET ||
-                                                    h.kind == K_GET_RNDV
+                                                    h.kind == K_GET_RNDV ||
+                                                    h.kind == K_PUT_PACKED_RNDV ||
+                                                    h.kind == K_GET_PACKED ||
+                                                    h.kind == K_GET_PACKED_RNDV
                                                 ? h.len
                                                 : (uint64_t)cnt),
                            now = mono_now(), start = link_free[src] > now ? link_free[src] : now;
@@ -953,8 +1444,36 @@ static void act_done(int i)
         return;
     }
     case A_GET_RECV:
+        if (a->buf) { /* a packed get's piece, received whole: into the origin's buffer */
+            am_tok_t *t = &toks[a->tok];
+            if (a->tok < ntok && t->used && t->job)
+                job_scatter(t->job, t->pos, a->buf, (int64_t)a->size);
+            free(a->buf);
+            a->buf = NULL;
+        }
         tok_done(a->tok, MPI_SUCCESS, 0);
         break;
+    case A_PUT_PACKED: {
+        am_act_t c = *a;
+        acts[i].what = 0;
+        if (c.err == MPI_SUCCESS)
+            c.err = unpack_into_window(c.w, c.lay, c.off, c.pos, c.buf, (int64_t)c.size);
+        free(c.buf);
+        free(c.lay);
+        reply(c.peer, c.tok, c.err, 0, NULL, 0);
+        if (--rndv_in[c.peer] == 0)
+            dq_release(c.peer, wire_held ? mono_now() : 0);
+        return;
+    }
+    case A_GET_SEND: {
+        int peer = a->peer;
+        free(a->buf);
+        acts[i].what = 0;
+        /* My window memory is no longer read: the origin's requests behind it go now. */
+        if (--rndv_in[peer] == 0)
+            dq_release(peer, wire_held ? mono_now() : 0);
+        return;
+    }
     }
     acts[i].what = 0;
 }

@@ -36,6 +36,7 @@
 #ifndef NBR_TP_H
 #define NBR_TP_H
 
+#include "layout.h"
 #include "nbr.h"
 
 /* Control words reachable by remote atomics. */
@@ -49,6 +50,7 @@ enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
 /* ---- the active-message transport (am.c) ----------------------------------------------------- */
 
 extern int nbr_am_on;       /* windows with am pairs exist, or am traffic is outstanding */
+extern unsigned long nbr_am_served; /* requests served and replies received (progress thread) */
 void nbr_am_init(void);     /* MPI_Init: the private communicator and posted receives */
 void nbr_am_finalize(void); /* MPI_Finalize: drain, cancel, free */
 void nbr_am_progress(void); /* serve incoming requests, collect replies and completions */
@@ -65,6 +67,29 @@ int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nb
                uint64_t *old);
 void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v);
 long nbr_am_outstanding(void); /* tokens in flight, all windows (tests) */
+/* Packed transfers of noncontiguous data (layout.h; paper 004 §III-A): the target's layout in
+ * wire form (lay, laylen bytes, at most 4096) and `total` bytes of packed stream, split into
+ * messages the target scatters (put), gathers (get) or applies (accumulate, whole elements;
+ * `res` receives the old contents when not NULL). The origin's side is a cursor over its buffer;
+ * `contig`: its buffer is the stream itself. */
+typedef struct {
+    const char *buf;
+    const nbr_run_t *run;
+    int nrun, contig;
+    int64_t extent, count, ebytes;
+    MPI_Datatype pair; /* results of a padded pair type: written field by field */
+    MPI_Aint pext;     /* its extent, or 0 */
+} nbr_am_side_t;
+int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      const nbr_am_side_t *src, int64_t total);
+int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      const nbr_am_side_t *dst, int64_t total);
+int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_am_side_t *src,
+                      const nbr_am_side_t *res, int64_t total);
+/* Requests issued so far, and how many were packed (tests: a transpose is one message, not a
+ * million). */
+extern unsigned long nbr_am_sent, nbr_am_sent_packed;
 /* Copy rank r's region table (dynamic windows) into w->t[r].rcache; waits for the replies. */
 int nbr_am_regions(nbr_win_t *w, int r);
 
