@@ -576,6 +576,10 @@ nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
     }
     nbr_stat(&w->st_flushes, &nbr_st.flushes, 1, (long long)sizeof *f);
     *f = (nbr_flush_t){.age = age, .req = req, .rank = rank};
+    /* Calls held since the caller released them (an epoch that became ready in between, under
+     * delayed issue: make_ready) are due now too, or this flush would wait for them forever. */
+    if (recorded && NBR_UNLIKELY(w->held_head))
+        nbr_sched_release(w, rank);
     nbr_req_ref(req); /* the flush's */
     if (!recorded) { /* only remote completions to wait for */
         w->nflushes++;
@@ -658,11 +662,12 @@ static void fence_wait(nbr_win_t *w, nbr_epoch_t *e)
 
 /* Delayed issue (004 §III-D): a deferred epoch that becomes ready keeps its recorded calls for
  * the closing call or a flush, unless one of them is an R-variant, whose request the
- * application may wait for inside the epoch (then all are carried out now, in order). */
+ * application may wait for inside the epoch, or a flush is already waiting (it released the
+ * held calls before these could be held): then all are carried out now, in order. */
 static int delayed_keeps(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (!w->issue_delayed || e->closed)
-        return 0;
+    if (!w->issue_delayed || e->closed || w->nflushes)
+        return 0; /* a flush issued while the epoch was deferred waits for these calls */
     for (nbr_rec_t *r = e->rec; r; r = r->next)
         if (r->req)
             return 0;

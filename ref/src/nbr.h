@@ -273,7 +273,10 @@ typedef struct nbr_peer_q {
 
 /* ---- memory accounting (stats.c; paper 004 §III-IV) ------------------------------------------
  * Gauges updated where memory is allocated and freed: objects and bytes now, and their high-water
- * marks. Atomic (requests are freed from any thread); never on the put/get fast path. */
+ * marks; never on the put/get fast path. nbr_stat runs under the big lock (every site that
+ * allocates windows, epochs, recorded calls or flushes holds it when threads exist): plain
+ * arithmetic. Requests are freed from any thread (the MPI library calls the generalized request's
+ * free function): nbr_gauge_add, atomic. */
 typedef struct {
     long long count, count_hwm, bytes, bytes_hwm;
 } nbr_gauge_t;
@@ -282,12 +285,21 @@ typedef struct {
 } nbr_stats_t;
 extern nbr_stats_t nbr_st;
 void nbr_gauge_add(nbr_gauge_t *g, long long count, long long bytes);
-/* A window's gauge and the process's together (wg may be NULL). */
+static inline void nbr_gauge_plain(nbr_gauge_t *g, long long count, long long bytes)
+{
+    g->count += count;
+    g->bytes += bytes;
+    if (g->count > g->count_hwm)
+        g->count_hwm = g->count;
+    if (g->bytes > g->bytes_hwm)
+        g->bytes_hwm = g->bytes;
+}
+/* A window's gauge and the process's together (wg may be NULL); under the big lock. */
 static inline void nbr_stat(nbr_gauge_t *wg, nbr_gauge_t *pg, long long count, long long bytes)
 {
     if (wg)
-        nbr_gauge_add(wg, count, bytes);
-    nbr_gauge_add(pg, count, bytes);
+        nbr_gauge_plain(wg, count, bytes);
+    nbr_gauge_plain(pg, count, bytes);
 }
 int nbr_stats_finalize(void); /* NBRMA_STATS: write the JSON report (before PMPI_Finalize) */
 

@@ -10,9 +10,10 @@
  * structures, exactly: the capacities of dynamic windows' region tables, per-transport splits of
  * the per-peer state, and the operations in flight toward other nodes.
  *
- * Gauges are updated with atomics: requests are freed from whichever thread the MPI library
- * calls the generalized request's free function on. Nothing here runs on the put/get fast path or
- * on the pooled lock/unlock path (epoch objects are counted when malloc'ed, not when recycled). */
+ * Gauges are updated under the big lock (nbr_stat), except the requests', which are atomic:
+ * requests are freed from whichever thread the MPI library calls the generalized request's free
+ * function on. Nothing here runs on the put/get fast path or on the pooled lock/unlock path
+ * (epoch objects are counted when malloc'ed, not when recycled). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +114,9 @@ NBR_API int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats)
     memset(stats, 0, sizeof *stats);
     stats->version = version;
     if (win == MPI_WIN_NULL) {
+        NBR_ENTER();
         proc_part(stats);
+        NBR_LEAVE();
         return MPI_SUCCESS;
     }
     nbr_win_t *w = nbr_win_find(win);
