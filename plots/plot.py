@@ -494,7 +494,33 @@ def fig_c(own, every):
     return out or None
 
 
-FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
+# ---- F: paper 004's implementation strategies (docs/experiments-f.md) ----------------------
+
+def fig_f6(own, every):
+    """F6: per strategy (issue:eager/delayed), the epoch time and the operation-object bytes held
+    at once, vs puts per target (this MPI's ref series; procs as run)."""
+    rs = pick(own, {"F6_issue"})
+    if not rs:
+        return None
+    keys = sorted({(r.params.get("procs"), r.params.get("issue")) for r in rs},
+                  key=lambda k: (k[0] or 0, str(k[1])))
+    out = {}
+    for name, cnt, what in (("time", "epoch_us", "median µs per fence epoch"),
+                            ("mem", "ops_hwm_bytes", "operation-object bytes held at once")):
+        cols = keys
+        t = {}
+        for r in rs:
+            k = (r.params.get("procs"), r.params.get("issue"))
+            if cnt in r.counters and "ops" in r.params:
+                t.setdefault(r.params["ops"], {})[k] = r.counters[cnt]
+        head = ["ops"] + ["%s p=%s" % (k[1], k[0]) for k in cols]
+        comment = ["F6_issue: %s (%s), max across ranks" % (what, cnt),
+                   "column 1: puts per target per epoch; then one column per strategy and p"]
+        out["f6_issue.%s.dat" % name] = table(comment, head, t, cols)
+    return out
+
+
+FIGURES = {"f6_issue": fig_f6, "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
