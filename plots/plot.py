@@ -502,20 +502,21 @@ def fig_f6(own, every):
     rs = pick(own, {"F6_issue"})
     if not rs:
         return None
-    keys = sorted({(r.params.get("procs"), r.params.get("issue")) for r in rs},
-                  key=lambda k: (k[0] or 0, str(k[1])))
+    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get("issue"))
+    keys = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
     out = {}
     for name, cnt, what in (("time", "epoch_us", "median µs per fence epoch"),
                             ("mem", "ops_hwm_bytes", "operation-object bytes held at once")):
         cols = keys
         t = {}
         for r in rs:
-            k = (r.params.get("procs"), r.params.get("issue"))
             if cnt in r.counters and "ops" in r.params:
-                t.setdefault(r.params["ops"], {})[k] = r.counters[cnt]
-        head = ["ops"] + ["%s p=%s" % (k[1], k[0]) for k in cols]
+                t.setdefault(r.params["ops"], {})[key(r)] = r.counters[cnt]
+        head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
+                          for k in cols]
         comment = ["F6_issue: %s (%s), max across ranks" % (what, cnt),
-                   "column 1: puts per target per epoch; then one column per strategy and p"]
+                   "column 1: puts per target per epoch; then one column per strategy, p and "
+                   "(virtual) nodes"]
         out["f6_issue.%s.dat" % name] = table(comment, head, t, cols)
     return out
 

@@ -115,9 +115,9 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 {
     for (int op = 0; op < 2; op++)
         for (int i = 0; i < ctx->opts.nsizes; i++)
-            nbh_add_case(ctx, s, op, ctx->opts.sizes[i], run, "F6_issue/%s/issue:%s/ops:%zu/procs:%d",
-                         nbh_series_name(s), op ? "delayed" : "eager", ctx->opts.sizes[i],
-                         ctx->nranks);
+            nbh_add_case(ctx, s, op, ctx->opts.sizes[i], run,
+                         "F6_issue/%s/issue:%s/ops:%zu/procs:%d/nodes:%d", nbh_series_name(s),
+                         op ? "delayed" : "eager", ctx->opts.sizes[i], ctx->nranks, ctx->nnodes);
 }
 
 int main(int argc, char **argv)
