@@ -200,13 +200,18 @@ nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind)
     return e;
 }
 
+/* The bytes group_epoch (sync.c) asks for: the group's ranks (+1) and the matching entries. */
+static long long group_bytes(const nbr_epoch_t *e)
+{
+    return (long long)e->n * (long long)sizeof *e->group + 1 +
+           ((long long)e->n + 1) * (long long)sizeof *e->m;
+}
+
 void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->acct_bytes) { /* a PSCW group (nbr_epoch_peers_alloc) */
-        nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, -e->acct_bytes);
-        e->acct_bytes = 0;
-    }
     if (e->group) { /* START, POST only: lock epochs skip two calls to free */
+        if (e->m) /* counted by nbr_epoch_peers_alloc, which group_epoch runs once m exists */
+            nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, -group_bytes(e));
         free(e->group);
         e->group = NULL;
     }
@@ -232,11 +237,8 @@ int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->kind == NBR_EK_LOCK)
         return peer_q(w, e->target) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (!e->acct_bytes && (e->group || e->m)) { /* as group_epoch (sync.c) allocated them */
-        e->acct_bytes = (long long)e->n * (long long)sizeof *e->group + 1 +
-                        ((long long)e->n + 1) * (long long)sizeof *e->m;
-        nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, e->acct_bytes);
-    }
+    if (e->group && e->m) /* group_epoch (sync.c) allocated both, and calls this once */
+        nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, group_bytes(e));
     for (int i = 0; i < e->n; i++)
         if (!peer_q(w, e->group[i]))
             return MPI_ERR_NO_MEM;

@@ -234,7 +234,6 @@ typedef struct nbr_epoch {
     nbr_tp_cell_t cell;             /* LOCK, LOCK_ALL: a lock try in flight (remote targets) */
     struct nbr_epoch *qnext, *qprev; /* closed, waiting for its operations to complete */
     struct nbr_epoch *hnext, *hprev; /* ready, holding calls the scheduler deferred (w->held) */
-    long long acct_bytes; /* START, POST: its group's bytes, in the epoch gauges (stats.c) */
 } nbr_epoch_t;
 
 /* A flush waiting for recorded calls no younger than `age` toward its rank (or any). */
