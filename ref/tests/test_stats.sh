@@ -3,7 +3,8 @@
 # MPI_Finalize (issue 26): one file per rank (%r, or .RANK appended), valid JSON whose gauges say
 # what test_stats did (its delayed-issue fence queued 128 operation objects at once on 2 ranks;
 # every window freed, every object given back); a path that cannot be written is reported on
-# stderr, naming it, and MPI_Finalize returns an error.
+# stderr, naming it, and MPI_Finalize returns an error. A bad NBRMA_ISSUE is refused at window
+# creation with a message naming it.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" && . harness/taplib.sh
 tmp=$(mktemp -d)
@@ -32,5 +33,8 @@ t_ok $([ -s "$tmp/plain.json.0" ] && [ -s "$tmp/plain.json.1" ]; echo $?) "witho
 NBRMA_STATS="$tmp/no/such/dir/st.json" $TEST_RUNNER 2 "$BUILD/tests/test_stats" --fail-finalize >"$tmp/out" 2>"$tmp/err"
 t_ok $([ $? -ne 0 ]; echo $?) "an unwritable path: the program's MPI_Finalize returns an error"
 t_like "$tmp/err" "NBRMA_STATS: cannot write '$tmp/no/such/dir/st.json.[01]': No such file or directory" "and stderr names the path and the reason"
+NBRMA_ISSUE=lazy $TEST_RUNNER 2 "$BUILD/tests/test_stats" >"$tmp/out" 2>"$tmp/err"
+t_ok $([ $? -ne 0 ]; echo $?) "NBRMA_ISSUE=lazy: window creation fails (MPI_ERR_ARG, fatal by default)"
+t_like "$tmp/err" "NBRMA_ISSUE=lazy is neither eager nor delayed" "and the message names the setting and the values it takes"
 rm -rf "$tmp"
 t_done
