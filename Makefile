@@ -2,7 +2,8 @@
 # side by side). The parts' rules live in their own module.mk files included below.
 #
 #   make [MPI=mpich|openmpi] [SAN=1]        build
-#   make check [MPI=...] [SAN=1]            install missing packages, build, run all tests via prove
+#   make check [MPI=...] [SAN=1] [FULL=1]   install missing packages, build, run all tests via prove
+#                                           (FULL=1: also the testlist lines marked `full`)
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k]
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
 #   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
@@ -59,10 +60,11 @@ labs: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory $(LAB_BINS) $(BUILD)/labs/.py-ok
 	@echo "labs: built $(words $(LAB_DIRS)) labs ($(LAB_DIRS)) for $(MPI); run labs/<lab>/check"
 
+FULL ?= 0
 check: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all labs
 	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) \
-	  PROVE="$(PROVE)" sh harness/check.sh
+	  PROVE="$(PROVE)" FULL=$(FULL) sh harness/check.sh
 
 BENCH ?= .
 SERIES ?= vendor,ref,ref-nb

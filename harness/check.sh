@@ -2,7 +2,7 @@
 # check.sh — `make check`: turn every testlist into prove test files and run prove.
 #
 # A testlist line is   PROGRAM NPROCS [timeout=S] [env=NAME=VALUE ...] [preload=nbrma] [threads]
-#                      [-- ARGS]
+#                      [full] [-- ARGS]
 # ('#' starts a comment). PROGRAM is a built program ($BUILD/tests, $BUILD/conformance or
 # $BUILD/bin) or a script path relative to the testlist's directory. NPROCS 0 runs the program
 # directly (scripts launch MPI themselves). preload=nbrma runs the unmodified program on libnbrma
@@ -10,13 +10,14 @@
 # (lines `MPI REGEX REASON`) marks tests whose name (program and arguments) matches as known
 # vendor failures on that MPI: they run, and report as TAP TODO instead of failing. `threads`
 # marks a test that runs several threads per process: with SAN=thread (ThreadSanitizer) only
-# those run.
-# Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
+# those run. `full` marks a test of a wide matrix that runs only with FULL=1 (`make check FULL=1`):
+# keep the representative cell of the matrix without it, so the default run covers every path.
+# Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE, FULL.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}" "${PROVE:=prove}"
-: "${PYTHON:=python3}" "${SAN:=}"
+: "${PYTHON:=python3}" "${SAN:=}" "${FULL:=0}"
 # Sanitized builds: the MPI libraries keep allocations alive until exit; report our leaks only.
 if [ "$SAN" = 1 ]; then
     # Full unwinding lets leak stacks reach the MPI library frames the suppressions name.
@@ -35,7 +36,7 @@ if [ "$SAN" = thread ]; then
     export UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no
 fi
 
-n=0
+n=0 nfull=0
 # TESTLISTS (space-separated paths) overrides the search, for testing this script itself.
 lists=${TESTLISTS:-$(find . -name testlist -not -path './build/*' -not -path './.git/*' | sort)}
 tdir="$BUILD/t${TESTLISTS:+-custom}"
@@ -49,10 +50,11 @@ for list in $lists; do
         set -- $line
         prog=$1 np=$2
         shift 2
-        limit=300 envs="" preload="" threads=0
+        limit=300 envs="" preload="" threads=0 full=0
         while [ $# -gt 0 ] && [ "$1" != "--" ]; do
             case $1 in
             threads) threads=1 ;;
+            full) full=1 ;;
             timeout=*) limit=${1#timeout=} ;;
             env=*=*) envs="$envs '${1#env=}'" ;;
             preload=nbrma) preload=$top/$BUILD/lib/libnbrma.so ;;
@@ -62,6 +64,10 @@ for list in $lists; do
         done
         [ $# -gt 0 ] && shift # the --
         [ "$SAN" != thread ] || [ $threads = 1 ] || continue
+        if [ $full = 1 ] && [ "$FULL" != 1 ]; then
+            nfull=$((nfull + 1))
+            continue
+        fi
         case $prog in
         */* | *.sh | *.py) case $dir in /*) path=$dir/$prog ;; *) path=$top/${dir#./}/$prog ;; esac ;;
         *) path=""
@@ -92,7 +98,7 @@ for list in $lists; do
         } >"$t"
     done <"$list"
 done
-echo "check.sh: $n tests from testlists ($MPI, $BUILD)" >&2
+echo "check.sh: $n tests from testlists ($MPI, $BUILD)$([ $nfull = 0 ] || echo "; $nfull more with FULL=1")" >&2
 # run-test.sh repeats a run once when the vendor's runtime (not the program, libnbrma or the
 # vendor's communication code) crashed, and logs it here; the log is printed after prove.
 crashlog=$BUILD/vendor-crashes.log
