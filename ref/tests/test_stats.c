@@ -232,6 +232,49 @@ int main(int argc, char **argv)
         MPI_Win_free(&win);
     }
 
+    /* ---- MPI_Win_set_info: delayed -> eager inside an epoch carries out what is queued ---- */
+    {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "nbrma_issue", "delayed");
+        long *base;
+        MPI_Win win = make(MPI_WIN_FLAVOR_ALLOCATE, info, &base, mem);
+        for (int i = 0; i < N; i++)
+            base[i] = -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        int peer = (me + 1) % p;
+        long vals[N];
+        MPI_Win_lock_all(0, win);
+        for (int i = 0; i < N; i++) {
+            vals[i] = 5000 + i;
+            MPI_Put(&vals[i], 1, MPI_LONG, peer, i, 1, MPI_LONG, win);
+        }
+        MPIX_Win_stats q = stats(win);
+        MPI_Info_set(info, "nbrma_issue", "eager");
+        MPI_Win_set_info(win, info);
+        MPIX_Win_stats e = stats(win);
+        nbr_win_t *w = nbr_win_find(win);
+        long seen = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
+        long one = 1;
+        MPI_Put(&one, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win); /* eager now: no object */
+        MPIX_Win_stats e2 = stats(win);
+        MPI_Win_unlock_all(win);
+        MPI_Info_free(&info);
+        MPI_Info got;
+        MPI_Win_get_info(win, &got);
+        char val[MPI_MAX_INFO_VAL + 1] = "";
+        int found = 0;
+        MPI_Info_get(got, "nbrma_issue", MPI_MAX_INFO_VAL, val, &found);
+        MPI_Info_free(&got);
+        tap_ok(q.ops.count == N && e.ops.count == 0 && e2.ops.count == 0 &&
+                   (seen == 5000 + N - 1 || seen == -2) && found && !strcmp(val, "eager"),
+               "MPI_Win_set_info(nbrma_issue=eager) inside an epoch carries out the %d queued puts "
+               "(%lld -> %lld objects) and later puts are eager; get_info says \"%s\"",
+               N, q.ops.count, e.ops.count, val);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_free(&win);
+    }
+
     /* ---- delayed issue under fence, a bad info value ---- */
     {
         MPI_Info info;
