@@ -10,9 +10,10 @@
  * MPIX_Win_get_stats' gauges (counters at the allocation sites, never a model; the largest value
  * across ranks): ops_hwm_bytes, the operation objects held at once (004 Fig. 8a); ops_per_op, the
  * same per queued put; requests_hwm_bytes, request objects held at once (Fig. 8b: libnbrma's
- * closing requests; a put carries none); meta_bytes, the window's metadata. The profile of 004's
- * Fig. 8a (objects held over time through fence epochs) is checked, not plotted: after each
- * epoch the operation objects are back to zero. Every epoch's data is verified at its target
+ * closing requests; a put carries none); meta_bytes, the window's metadata; prof_1 .. prof_8 and
+ * prof_after, 004's Fig. 8a profile from one more, untimed epoch: the operation objects rank 0
+ * holds after each eighth of its puts and after the closing fence. After every epoch the
+ * operation objects must be back at zero. Every epoch's data is verified at its target
  * (then a barrier, outside the timed part: the closing fence opened the next epoch).
  * Vendor: no counters to read (series_why). */
 #include <stdio.h>
@@ -91,11 +92,39 @@ static void run(gb_state_t *st, void *arg)
         NBH_MPI(c, MPI_Barrier(c->ctx->comm));
     }
     MPIX_Win_stats s = stats(c, win);
+    /* 004 Fig. 8a, untimed: one more epoch, the operation objects held after each eighth of its
+     * puts and after its closing fence (prof_1 .. prof_8, prof_after; this rank's, rank 0's
+     * reported). */
+    double prof[9];
+    {
+        size_t total = n * (size_t)p, done = 0;
+        int k8 = 0;
+        epoch++;
+        for (size_t i = 0; i < n; i++) /* before any put: a queued put reads it at the fence */
+            src[i] = value(me, epoch, i);
+        for (int k = 0; k < p; k++) {
+            int t = (me + k) % p;
+            for (size_t i = 0; i < n; i++) {
+                MPI_Put(&src[i], 1, MPI_LONG, t, (MPI_Aint)((size_t)me * n + i), 1, MPI_LONG, win);
+                done++;
+                while (k8 < 8 && done * 8 >= total * (size_t)(k8 + 1))
+                    prof[k8++] = (double)stats(c, win).ops.count;
+            }
+        }
+        NBH_MPI(c, MPI_Win_fence(0, win));
+        prof[8] = (double)stats(c, win).ops.count;
+        leftover += (long long)prof[8];
+        for (int o = 0; o < p && ok; o++)
+            for (size_t i = 0; i < n && ok; i++)
+                ok = base[(size_t)o * n + i] == value(o, epoch, i);
+        NBH_MPI(c, MPI_Barrier(c->ctx->comm));
+    }
     NBH_MPI(c, MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     nbh_verify(st, c, ok && leftover == 0,
                "epoch %ld: a put is missing at its target, or %lld operation objects outlived "
                "their closing fence",
                epoch, leftover);
+
     /* the largest across ranks */
     double v[4] = {(double)s.ops.bytes_hwm, (double)s.proc_requests.bytes_hwm,
                    (double)s.meta.bytes, (double)s.ops.count_hwm};
@@ -106,6 +135,11 @@ static void run(gb_state_t *st, void *arg)
     gb_set_counter(st, "ops_hwm", v[3]);
     gb_set_counter(st, "requests_hwm_bytes", v[1]);
     gb_set_counter(st, "meta_bytes", v[2]);
+    static const char *const pname[9] = {"prof_1", "prof_2", "prof_3", "prof_4", "prof_5",
+                                         "prof_6", "prof_7", "prof_8", "prof_after"};
+    NBH_MPI(c, MPI_Bcast(prof, 9, MPI_DOUBLE, 0, c->ctx->comm));
+    for (int k = 0; k < 9; k++)
+        gb_set_counter(st, pname[k], prof[k]);
     nbh_rec_free(&rec);
     NBH_MPI(c, MPI_Win_free(&win));
     free(src);
