@@ -248,6 +248,11 @@ void nbh_win_open(nbh_win_t *w, const nbh_case_t *c, MPI_Aint bytes)
             nbh_mpi_fail(c, "aligned_alloc (window memory)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
         NBH_MPI(c, MPI_Win_create(w->base, w->bytes, 1, info, comm, &w->win));
         break;
+    case NBH_WIN_ALLOCMEM:
+        /* What IMB-RMA does: MPI_Alloc_mem (the series' own: the vendor's under vendor). */
+        NBH_MPI(c, MPI_Alloc_mem(w->bytes, MPI_INFO_NULL, &w->base));
+        NBH_MPI(c, MPI_Win_create(w->base, w->bytes, 1, info, comm, &w->win));
+        break;
     case NBH_WIN_DYNAMIC: {
         w->base = aligned_alloc(64, ((size_t)w->bytes + 63) & ~(size_t)63);
         w->remote = malloc((size_t)c->ctx->nranks * sizeof *w->remote);
@@ -280,7 +285,9 @@ void nbh_win_close(nbh_win_t *w)
     if (w->flavor == NBH_WIN_DYNAMIC)
         MPI_Win_detach(w->win, w->base);
     MPI_Win_free(&w->win);
-    if (w->flavor != NBH_WIN_ALLOCATE)
+    if (w->flavor == NBH_WIN_ALLOCMEM)
+        MPI_Free_mem(w->base);
+    else if (w->flavor != NBH_WIN_ALLOCATE)
         free(w->base);
     free(w->remote);
     memset(w, 0, sizeof *w);

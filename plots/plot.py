@@ -566,12 +566,39 @@ def fig_f3(own, every):
     return out
 
 
-FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6, "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
+# ---- I1: IMB-RMA's shape (issue 24): bars per operation x mode at one size, one per MPI x series x
+# window memory, log scale (ref on mapped memory is ~50x below the rest).
+
+I1_OPS = ("put", "get", "accumulate", "fetch_and_op", "compare_and_swap")
+
+
+def fig_i1(own, every):
+    benches = {"I1_" + op for op in I1_OPS}
+    rs = [r for r in pick(every, benches) if r.params.get("size") == 8]
+    if not [r for r in pick(own, benches) if r.params.get("size") == 8]:
+        return None
+    mems = ("allocmem", "allocate", "malloc")
+    cols = sorted({(r.mpi, r.series or "-", r.params.get("mem")) for r in rs},
+                  key=lambda k: (k[0], series_key(k[1]),
+                                 mems.index(k[2]) if k[2] in mems else len(mems)))
+    rows = [(op, mode) for op in I1_OPS for mode in ("nonagg", "agg")]
+    t = wide(rs, lambda r: rows.index((r.bench[3:], r.params.get("mode")))
+             if (r.bench[3:], r.params.get("mode")) in rows else None,
+             lambda r: (r.mpi, r.series or "-", r.params.get("mem")), counter("per_op_us"), cols)
+    head = ["operation"] + ["%s %s %s" % c for c in cols]
+    comment = ["median per_op_us of I1 at 8 bytes (IMB-RMA's shape), per MPI x series x window "
+               "memory (allocmem: MPI_Win_create over MPI_Alloc_mem)",
+               "column 1: operation and mode; then one column per MPI, series and memory"]
+    return {"i1_imb.dat": table(comment, head, t, cols, lambda k: "%s %s" % rows[k])}
+
+
+FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6,
+           "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5,
-           "e_ghost": fig_e_ghost, "c_sched": fig_c}
+           "e_ghost": fig_e_ghost, "c_sched": fig_c, "i1_imb": fig_i1}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 

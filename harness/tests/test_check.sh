@@ -15,7 +15,7 @@ env.sh 0 timeout=30 env=FOO=bar
 tap_demo 3 timeout=60
 LIST
 printf '%s ^tap_demo deliberately failing demo\n' "${MPI:-mpich}" >"$tmp/l/known-failures"
-check() { TESTLISTS="$1" MPI="${MPI:-mpich}" BUILD="$BUILD" TEST_RUNNER="${RUNNER:-$TEST_RUNNER}" \
+check() { TESTLISTS="$1" FULL="${FULL:-0}" MPI="${MPI:-mpich}" BUILD="$BUILD" TEST_RUNNER="${RUNNER:-$TEST_RUNNER}" \
     sh harness/check.sh >"$tmp/out" 2>&1; }
 
 check "$tmp/l/testlist"
@@ -25,6 +25,15 @@ t_like "$tmp/out" 'tap_demo.*ok' "the known-failing program's test file is ok (a
 t_ok $(grep -rq 'TODO known vendor failure: deliberately failing demo' "$BUILD"/t-custom/*.t 2>/dev/null; \
        sh "$BUILD"/t-custom/002_*.t 2>/dev/null | grep -q '^not ok 1 - tap_demo (exit [0-9]*) # TODO known vendor failure: deliberately failing demo$'; echo $?) \
     "it reports one TODO point naming the reason"
+
+# `full`: a line of a wide matrix runs only with FULL=1; the default run says how many it left.
+printf 'env.sh 0 timeout=30 env=FOO=bar\nenv.sh 0 timeout=30 env=FOO=bar full -- wide\n' >"$tmp/l/testlist"
+check "$tmp/l/testlist"
+t_like "$tmp/out" 'check.sh: 1 tests from testlists .*; 1 more with FULL=1' "a 'full' line is left out by default, and counted"
+t_ok $(ls "$BUILD"/t-custom/ | grep -c wide | grep -qx 0; echo $?) "its test file is not written"
+FULL=1 check "$tmp/l/testlist"
+t_like "$tmp/out" 'check.sh: 2 tests from testlists' "FULL=1 runs it"
+t_like "$tmp/out" 'All tests successful' "and it passes"
 
 printf 'hang.sh 0 timeout=2\n' >"$tmp/l/testlist"
 check "$tmp/l/testlist"

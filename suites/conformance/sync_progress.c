@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc(BIG);
     int64_t *mem;
     MPI_Win win;
-    if (!buf || MPI_Win_allocate(64, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+    if (!buf || conf_win_allocate(64, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
                                  &win) != MPI_SUCCESS) {
         fprintf(stderr, "sync_progress: no memory or no window\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     MPI_Group_free(&g0);
     MPI_Group_free(&g1);
     MPI_Group_free(&world);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(buf);
     return conf_done();
 }
