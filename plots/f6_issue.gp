@@ -7,7 +7,10 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 10in,4.5in font ',10' } \
 else { set terminal pngcairo noenhanced size 1300,560 font ',11' }
 set output out.'.'.term
-set multiplot layout 1,2 title 'F6: eager vs delayed issuing (ref on '.mpi.'; all-to-all puts of 8 B, fence epochs)'
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
+set multiplot layout 1,2 title 'F6: eager vs delayed issuing (ref on '.mpi.'; all-to-all puts of 8 B, fence epochs)' . cond_line
 set grid
 set key top left
 set logscale x 2

@@ -44,18 +44,6 @@ static void report_samples(const char *what)
     max_deferred = max_pending = 0;
 }
 
-/* The barrier after a drain: the other ranks may still be draining their epochs for as long as
- * this one was allowed to (3 * NBT_LIMIT), which a loaded machine takes; a barrier bounded by
- * NBT_LIMIT alone called that a hang (4 virtual nodes, load average 28: part 2 ran past it). */
-static void drain_barrier(const char *what)
-{
-    MPI_Request r;
-    MPI_Ibarrier(nbt_comm, &r);
-    if (!nbt_poll(&r, 4 * NBT_LIMIT))
-        tap_bail_out("MPI_Ibarrier after the %s did not complete within %.0f s (hang?)", what,
-                     4 * NBT_LIMIT);
-}
-
 static int cmp64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -85,7 +73,8 @@ static void read_modify_write(void)
     if (!nbt_testall(iters, u, 3 * NBT_LIMIT))
         tap_bail_out("%d iunlock requests not complete after %.0f s", iters, 3 * NBT_LIMIT);
     double dt = MPI_Wtime() - t0;
-    drain_barrier("read-modify-write epochs");
+    /* the others may drain for as long as this rank could (3 * NBT_LIMIT), and then some */
+    nbt_barrier_within(4 * NBT_LIMIT, "the read-modify-write epochs");
     long total = (long)conf_size * iters;
     int ok = 1;
     if (conf_rank == 0 && nbt_load(&base[0]) != total) {
@@ -148,7 +137,7 @@ static void accumulate_no_wait(void)
     report_samples("accumulate epochs");
     if (!nbt_testall(n, q, 3 * NBT_LIMIT))
         tap_bail_out("%d accumulate-epoch requests not complete after %.0f s", n, 3 * NBT_LIMIT);
-    drain_barrier("accumulate epochs");
+    nbt_barrier_within(4 * NBT_LIMIT, "the accumulate epochs");
     int64_t c1 = nbt_load(&base[1]), c2 = nbt_load(&base[2]);
     int ok = c1 == iters && c2 == (int64_t)conf_size * nall;
     if (!ok)

@@ -12,7 +12,7 @@
  * Cases: MPI_Win_fence; MPI_Win_wait of an exposure epoch (rank 1 sends before start/complete);
  * MPI_Win_lock + MPI_Win_unlock toward rank 1 while rank 1 holds its own exclusive lock and
  * sends before unlocking. A hang is reported by a watchdog (SIGALRM, NBRMA_PROGRESS_LIMIT
- * seconds, default 30) instead of waiting for the harness' timeout. 2 ranks or more; ranks
+ * seconds, default 30 scaled by nbh_timeout_scale()) instead of waiting for the harness' timeout. 2 ranks or more; ranks
  * above 1 take part in the fences only. */
 #include "conf.h"
 
@@ -40,7 +40,8 @@ static void arm(const char *what)
 {
     stage = what;
     const char *e = getenv("NBRMA_PROGRESS_LIMIT");
-    int s = e && atoi(e) > 0 ? atoi(e) : 30;
+    /* 30 s on a quiet machine, scaled like every test limit (nbh_timeout_scale) */
+    int s = e && atoi(e) > 0 ? atoi(e) : (int)nbh_limit(30.0);
     alarm((unsigned)s);
 }
 
