@@ -546,6 +546,78 @@ def fig_c(own, every):
     return out or None
 
 
+# ---- F: paper 004's implementation strategies (docs/experiments-f.md) ----------------------
+
+def fig_f6(own, every):
+    """F6: per strategy (issue:eager/delayed), the epoch time and the operation-object bytes held
+    at once, vs puts per target (this MPI's ref series; procs as run)."""
+    rs = pick(own, {"F6_issue"})
+    if not rs:
+        return None
+    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get("issue"))
+    keys = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
+    out = {}
+    for name, cnt, what in (("time", "epoch_us", "median µs per fence epoch"),
+                            ("mem", "ops_hwm_bytes", "operation-object bytes held at once")):
+        cols = keys
+        t = {}
+        for r in rs:
+            if cnt in r.counters and "ops" in r.params:
+                t.setdefault(r.params["ops"], {})[key(r)] = r.counters[cnt]
+        head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
+                          for k in cols]
+        comment = ["F6_issue: %s (%s), max across ranks" % (what, cnt),
+                   "column 1: puts per target per epoch; then one column per strategy, p and "
+                   "(virtual) nodes"]
+        out["f6_issue.%s.dat" % name] = table(comment, head, t, cols)
+    return out
+
+
+F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff"]
+F3_SCALES = [2048, 100000]
+
+
+def fig_f3(own, every):
+    """F3: window metadata bytes per process vs P, measured, with a least-squares fit
+    a + b*P per shape extrapolated to 004's scales (the fit and its residual are printed)."""
+    rs = [r for r in pick(own, {"F3_metadata"}) if r.params.get("nodes", 1) == 1]
+    if not rs:
+        return None
+    cols = [s for s in F3_SHAPES if any(r.params.get("shape") == s for r in rs)]
+    t = {}
+    for r in rs:
+        if "meta_bytes" in r.counters:
+            t.setdefault(r.params.get("procs"), {})[r.params.get("shape")] = r.counters["meta_bytes"]
+    fits, comment = {}, ["F3_metadata: meta_bytes (window metadata in one process, max across "
+                         "ranks) vs P; column 1 P, then one column per shape"]
+    for s in cols:
+        pts = sorted((p, row[s]) for p, row in t.items() if s in row)
+        if len(pts) < 2:
+            continue
+        n = len(pts)
+        mx = sum(p for p, _ in pts) / n
+        my = sum(v for _, v in pts) / n
+        sxx = sum((p - mx) ** 2 for p, _ in pts)
+        b = sum((p - mx) * (v - my) for p, v in pts) / sxx if sxx else 0.0
+        a = my - b * mx
+        res = max(abs(v - (a + b * p)) for p, v in pts)
+        fits[s] = (a, b)
+        line = "fit %s: meta_bytes = %.6g + %.6g * P (points P=%s, max residual %.3g B); " \
+               "P=2048: %.4g B, P=100000: %.4g B" % (
+                   s, a, b, ",".join(str(p) for p, _ in pts), res, a + b * 2048, a + b * 100000)
+        comment.append(line)
+        print("plot: f3_metadata: " + line, file=sys.stderr)
+    out = {"f3_metadata.dat": table(comment, ["P"] + cols, t, cols)}
+    if fits:
+        fcols = [s for s in cols if s in fits]
+        ft = {p: {s: fits[s][0] + fits[s][1] * p for s in fcols}
+              for p in sorted(set(t) | set(F3_SCALES))}
+        out["f3_metadata.fit.dat"] = table(
+            ["the fits of f3_metadata.dat, at the measured P and at 004's scales"],
+            ["P"] + ["%s fit" % s for s in fcols], ft, fcols)
+    return out
+
+
 # ---- I1: IMB-RMA's shape (issue 24): bars per operation x mode at one size, one per MPI x series x
 # window memory, log scale (ref on mapped memory is ~50x below the rest).
 
@@ -586,7 +658,8 @@ def fig_rc_scaling(own, every):
     return {"rmacheck_scaling.dat": table(comment, ["accesses"] + cols, t, cols)}
 
 
-FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
+FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6,
+           "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,

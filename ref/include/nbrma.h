@@ -69,6 +69,53 @@ int MPIX_Win_iflush_local_all(MPI_Win win, MPI_Request *request);
  * internally (deferred included). MPI_ERR_WIN on a vendor window. */
 int MPIX_Win_epoch_counts(MPI_Win win, int *deferred, int *pending);
 
+
+/* ---- memory accounting (paper 004 §III-IV; docs/ref.md, "Memory accounting") ----------------
+ * What libnbrma's RMA machinery holds in this process, from counters updated where the memory
+ * is allocated and freed (never estimated). A gauge gives the objects and bytes held now and the
+ * most ever held at once (high-water) since MPI_Init. Set stats->version to
+ * MPIX_WIN_STATS_VERSION before the call: a library that does not know the caller's version
+ * refuses it with MPI_ERR_ARG rather than write a struct of another shape. MPI_ERR_WIN on a
+ * window the vendor serves; MPI_WIN_NULL fills the process part only (the window part is 0).
+ * NBRMA_STATS=path writes the process part as JSON at MPI_Finalize (docs/ref.md). */
+#define MPIX_WIN_STATS_VERSION 1
+/* Transports of a pair of ranks: indices of peers[] and peer_bytes[]. */
+enum { MPIX_NBRMA_TP_SHM = 0, MPIX_NBRMA_TP_AM, MPIX_NBRMA_TP_VERBS, MPIX_NBRMA_TP_UCX,
+       MPIX_NBRMA_NTP = 4 };
+typedef struct {
+    long long count, count_hwm; /* objects held now / at most */
+    long long bytes, bytes_hwm; /* their bytes now / at most */
+} MPIX_Nbrma_gauge;
+typedef struct {
+    int version; /* in: MPIX_WIN_STATS_VERSION */
+    int ranks;   /* the window's group size */
+    /* ---- the window (its metadata in this process) ---- */
+    long long peers[MPIX_NBRMA_NTP];      /* pairs (me, r) by transport, me included (shm) */
+    long long peer_bytes[MPIX_NBRMA_NTP]; /* per-peer state toward them: target descriptor and,
+                                             once used, engine queues, by transport */
+    MPIX_Nbrma_gauge meta; /* window metadata: object, per-peer descriptors, engine queues,
+                              control block (node-shared); count = 1 */
+    long long ctl_bytes;   /* of which this rank's node-shared control block (lock words, fence
+                              counter, per-peer matching counters) */
+    long long region_bytes; /* dynamic windows: attached-region table and cached copies of peers'
+                               tables (capacity, now) */
+    long long lock_word_bytes;  /* passive-target lock state at this rank as a target: the lock
+                                   words (one cache line each) */
+    MPIX_Nbrma_gauge lock_queue; /* origins queued at this rank as a target (0 with the polling
+                                    lock: nothing waits at the target) */
+    MPIX_Nbrma_gauge epochs;     /* epoch objects (allocated; recycled ones stay counted) and
+                                    their PSCW groups */
+    MPIX_Nbrma_gauge ops;        /* operation objects: RMA calls recorded (deferred epoch, held
+                                    by the scheduler or by delayed issue) not yet carried out */
+    MPIX_Nbrma_gauge flushes;    /* flush objects waiting */
+    long long ops_in_flight;     /* operations issued to other nodes, not yet acknowledged */
+    /* ---- the process (every window, and what belongs to none) ---- */
+    MPIX_Nbrma_gauge proc_windows; /* ref windows (count) and their metadata (bytes) */
+    MPIX_Nbrma_gauge proc_epochs, proc_ops, proc_flushes;
+    MPIX_Nbrma_gauge proc_requests; /* request objects (closing, flush and R-variant requests) */
+} MPIX_Win_stats;
+int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,8 +107,9 @@ static void held_remove(nbr_win_t *w, nbr_epoch_t *e)
 
 void nbr_sched_release(nbr_win_t *w, int rank)
 {
-    if (rank != NBR_FLUSH_ALL && w->t[rank].net != NBR_NET_SHM)
-        return; /* held calls go to node peers only */
+    if (rank != NBR_FLUSH_ALL && w->t[rank].net != NBR_NET_SHM && !w->issue_delayed &&
+        !w->held_remote)
+        return; /* the scheduler's held calls go to node peers only */
     NBR_ENTER();
     for (nbr_epoch_t *e = w->held_head, *n; e; e = n) {
         n = e->hnext;
@@ -161,6 +162,7 @@ static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
         return q;
     if (!(q = calloc(1, sizeof *q)))
         return NULL;
+    nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)sizeof *q);
     q->posts = (nbr_source_t){.w = w, .kind = NBR_SRC_POSTS, .peer = r};
     q->dones = (nbr_source_t){.w = w, .kind = NBR_SRC_DONES, .peer = r};
     q->lock = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK, .peer = r};
@@ -177,7 +179,9 @@ nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind)
     nbr_epoch_t *e = w->ep_free;
     if (e)
         w->ep_free = e->next;
-    else if (!(e = malloc(sizeof *e)))
+    else if ((e = malloc(sizeof *e)))
+        nbr_stat(&w->st_epochs, &nbr_st.epochs, 1, (long long)sizeof *e);
+    else
         return NULL;
     /* one assignment: the compiler zeroes the rest inline (a memset call costs twice as much) */
     *e = (nbr_epoch_t){
@@ -196,9 +200,18 @@ nbr_epoch_t *nbr_epoch_new(nbr_win_t *w, int kind)
     return e;
 }
 
+/* The bytes group_epoch (sync.c) asks for: the group's ranks (+1) and the matching entries. */
+static long long group_bytes(const nbr_epoch_t *e)
+{
+    return (long long)e->n * (long long)sizeof *e->group + 1 +
+           ((long long)e->n + 1) * (long long)sizeof *e->m;
+}
+
 void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->group) { /* START, POST only: lock epochs skip two calls to free */
+        if (e->m) /* counted by nbr_epoch_peers_alloc, which group_epoch runs once m exists */
+            nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, -group_bytes(e));
         free(e->group);
         e->group = NULL;
     }
@@ -216,6 +229,7 @@ void nbr_epoch_pool_free(nbr_win_t *w)
         nbr_epoch_t *e = w->ep_free;
         w->ep_free = e->next;
         free(e);
+        nbr_stat(&w->st_epochs, &nbr_st.epochs, -1, -(long long)sizeof *e);
     }
 }
 
@@ -223,6 +237,8 @@ int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->kind == NBR_EK_LOCK)
         return peer_q(w, e->target) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (e->group && e->m) /* group_epoch (sync.c) allocated both, and calls this once */
+        nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, group_bytes(e));
     for (int i = 0; i < e->n; i++)
         if (!peer_q(w, e->group[i]))
             return MPI_ERR_NO_MEM;
@@ -380,6 +396,7 @@ static void finish(nbr_win_t *w, nbr_epoch_t *e)
             nbr_req_finish(r->req, MPI_ERR_RMA_SYNC);
             nbr_req_release(r->req);
         }
+        nbr_stat(&w->st_ops, &nbr_st.ops, -1, -(long long)sizeof *r);
         rec_free(r);
     }
     rec_list_remove(w, e);
@@ -454,9 +471,11 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
         r->rt = MPI_DATATYPE_NULL;
     if (r->kind == NBR_RC_CAS)
         r->tt = MPI_DATATYPE_NULL;
+    nbr_stat(&w->st_ops, &nbr_st.ops, 1, (long long)sizeof *r);
     if (dup_type(&r->ot, &r->dup_ot) != MPI_SUCCESS ||
         dup_type(&r->rt, &r->dup_rt) != MPI_SUCCESS ||
         dup_type(&r->tt, &r->dup_tt) != MPI_SUCCESS) {
+        nbr_stat(&w->st_ops, &nbr_st.ops, -1, -(long long)sizeof *r);
         rec_free(r);
         return nbr_err(w, src->call, MPI_ERR_TYPE, "could not keep the datatype for later");
     }
@@ -475,8 +494,11 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
         r->is_run = 1;
         LIST_APPEND(q->run_head, q->run_tail, r, run_next, run_prev);
     }
-    if (r->held && e->state == NBR_ES_READY && !e->closed)
+    if (r->held && e->state == NBR_ES_READY && !e->closed) {
         held_add(w, e); /* carried out at the closing call or a flush (002 §4) */
+        if (w->t[r->rank].net != NBR_NET_SHM)
+            w->held_remote = 1; /* delayed issue (004 §III-D): flushes toward it release */
+    }
     else if (e->state == NBR_ES_READY) /* another thread made it ready meanwhile: carry it out */
         push_replay(e);
     return MPI_SUCCESS;
@@ -521,6 +543,7 @@ static void flush_done(nbr_win_t *w, nbr_flush_t *f)
     nbr_req_finish(f->req, err);
     nbr_req_release(f->req);
     free(f);
+    nbr_stat(&w->st_flushes, &nbr_st.flushes, -1, -(long long)sizeof *f);
 }
 
 static void flushes_check(nbr_win_t *w, int rank)
@@ -553,7 +576,12 @@ nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
         *rc = MPI_ERR_NO_MEM;
         return NULL;
     }
+    nbr_stat(&w->st_flushes, &nbr_st.flushes, 1, (long long)sizeof *f);
     *f = (nbr_flush_t){.age = age, .req = req, .rank = rank};
+    /* Calls held since the caller released them (an epoch that became ready in between, under
+     * delayed issue: make_ready) are due now too, or this flush would wait for them forever. */
+    if (recorded && NBR_UNLIKELY(w->held_head))
+        nbr_sched_release(w, rank);
     nbr_req_ref(req); /* the flush's */
     if (!recorded) { /* only remote completions to wait for */
         w->nflushes++;
@@ -634,6 +662,22 @@ static void fence_wait(nbr_win_t *w, nbr_epoch_t *e)
     source_link(&w->src_fence);
 }
 
+/* Delayed issue (004 §III-D): a deferred epoch that becomes ready keeps its recorded calls for
+ * the closing call or a flush, unless one of them is an R-variant, whose request the
+ * application may wait for inside the epoch, or a flush is already waiting (it released the
+ * held calls before these could be held): then all are carried out now, in order. */
+static int delayed_keeps(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (!w->issue_delayed || e->closed || w->nflushes)
+        return 0; /* a flush issued while the epoch was deferred waits for these calls */
+    for (nbr_rec_t *r = e->rec; r; r = r->next)
+        if (r->req)
+            return 0;
+    if (w->nremote)
+        w->held_remote = 1;
+    return 1;
+}
+
 static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
 {
     e->state = NBR_ES_READY;
@@ -643,7 +687,10 @@ static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
         nbr_req_release(e->open_req);
         e->open_req = NULL;
     }
-    if (e->nrec)
+    if (e->nrec && delayed_keeps(w, e)) { /* delayed issue: still queued until closing */
+        held_add(w, e);
+        nbr_epoch_set_direct(w, e, 1);
+    } else if (e->nrec)
         push_replay(e);
     else if (!e->closed)
         nbr_epoch_set_direct(w, e, 1);
@@ -965,6 +1012,7 @@ static void replay_one(nbr_win_t *w, nbr_epoch_t *e, nbr_rec_t *r)
     e->nrec--;
     if (r->is_run)
         run_remove(w, r);
+    nbr_stat(&w->st_ops, &nbr_st.ops, -1, -(long long)sizeof *r);
     rec_free(r);
 }
 
@@ -1276,6 +1324,7 @@ void nbr_win_engine_detach(nbr_win_t *w)
         source_unlink(&q->dones);
         source_unlink(&q->lock);
         free(q);
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)sizeof *q);
         w->t[r].q = NULL;
     }
 }

@@ -40,6 +40,8 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(WIRE_US, int, 0, "an emulated network between nodes (am transport): each request takes effect this many microseconds after it arrived (plus NBRMA_WIRE_MBPS), without using a CPU; 0: none") \
     X(WIRE_MBPS, int, 0, "the emulated network's bandwidth per origin-target link in MB/s (10^6 bytes); 0: unlimited") \
     X(ASYNC_PROGRESS, str, "auto", "the progress thread: auto (default) serves other nodes' requests whenever windows span nodes and MPI_THREAD_MULTIPLE is available (requested at MPI_Init when the job may span nodes); on: also advances deferred epochs while the application computes (paper 000 §VII-D), from the first window; off: never (a target blocked in an MPI call libnbrma cannot wrap then stalls its origins across nodes)") \
+    X(ISSUE, str, "eager", "issuing of RMA calls in a ready epoch (paper 004 §III-D): eager carries each out in its call; delayed queues every call (an operation object each) until the closing call or a flush, as MPICH's lazy issue does (window info key nbrma_issue)") \
+    X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
 
@@ -284,6 +286,38 @@ typedef struct nbr_peer_q {
     nbr_source_t posts, dones, lock;
 } nbr_peer_q_t;
 
+/* ---- memory accounting (stats.c; paper 004 §III-IV) ------------------------------------------
+ * Gauges updated where memory is allocated and freed: objects and bytes now, and their high-water
+ * marks; never on the put/get fast path. nbr_stat runs under the big lock (every site that
+ * allocates windows, epochs, recorded calls or flushes holds it when threads exist): plain
+ * arithmetic. Requests are freed from any thread (the MPI library calls the generalized request's
+ * free function): nbr_gauge_add, atomic. */
+typedef struct {
+    long long count, count_hwm, bytes, bytes_hwm;
+} nbr_gauge_t;
+typedef struct {
+    nbr_gauge_t windows, epochs, ops, flushes, requests;
+} nbr_stats_t;
+extern nbr_stats_t nbr_st;
+void nbr_gauge_add(nbr_gauge_t *g, long long count, long long bytes);
+static inline void nbr_gauge_plain(nbr_gauge_t *g, long long count, long long bytes)
+{
+    g->count += count;
+    g->bytes += bytes;
+    if (g->count > g->count_hwm)
+        g->count_hwm = g->count;
+    if (g->bytes > g->bytes_hwm)
+        g->bytes_hwm = g->bytes;
+}
+/* A window's gauge and the process's together (wg may be NULL); under the big lock. */
+static inline void nbr_stat(nbr_gauge_t *wg, nbr_gauge_t *pg, long long count, long long bytes)
+{
+    if (wg)
+        nbr_gauge_plain(wg, count, bytes);
+    nbr_gauge_plain(pg, count, bytes);
+}
+int nbr_stats_finalize(void); /* NBRMA_STATS: write the JSON report (before PMPI_Finalize) */
+
 /* ---- windows --------------------------------------------------------------------------------- */
 
 typedef struct nbr_target {
@@ -384,6 +418,13 @@ typedef struct nbr_win {
     size_t ctl_size;
     void *sym; /* symmetric allocation (symheap.c): rank r's memory at sym + r * sym_stride */
     size_t sym_stride, sym_total;
+    /* Memory accounting (stats.c): this window's share of the process's gauges. */
+    nbr_gauge_t st_meta, st_epochs, st_ops, st_flushes;
+    /* Issuing (004 §III-D): delayed queues every call of a ready epoch as a held recording until
+     * the closing call or a flush; request-based calls are recorded unheld (carried out at once,
+     * after what is queued). */
+    int issue_delayed;
+    int held_remote; /* a call toward another node was ever held (delayed issue) */
 } nbr_win_t;
 
 extern int nbr_impl_ref; /* 1: new windows are served by ref */

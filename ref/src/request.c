@@ -131,6 +131,7 @@ nbr_req_t *nbr_req_new(nbr_win_t *w)
 {
     nbr_req_t *r = calloc(1, sizeof *r);
     if (r) {
+        nbr_gauge_add(&nbr_st.requests, 1, (long long)sizeof *r);
         r->refs = 1;
         r->greq = r->greq_key = MPI_REQUEST_NULL;
         r->win = w ? w->handle : MPI_WIN_NULL;
@@ -165,8 +166,10 @@ void nbr_req_unspare(nbr_win_t *w, nbr_req_t *r)
 
 void nbr_req_release(nbr_req_t *r)
 {
-    if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0 && !r->is_static)
+    if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0 && !r->is_static) {
         free(r);
+        nbr_gauge_add(&nbr_st.requests, -1, -(long long)sizeof *r);
+    }
 }
 
 /* The request of a blocking call: waited for before the call returns, so one per thread serves

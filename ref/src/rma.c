@@ -300,6 +300,18 @@ static inline int sched_holds(const nbr_win_t *w, int rank, MPI_Aint bytes)
            w->t[rank].net == NBR_NET_SHM;
 }
 
+/* Delayed issue (paper 004 §III-D; NBRMA_ISSUE=delayed, info key nbrma_issue): in a ready epoch
+ * every call is recorded — an operation object each — and carried out by the closing call or a
+ * flush, as MPICH's lazy issue does for active messages; the replay keeps call order. A
+ * request-based call is recorded unheld: its epoch is pushed for replay at once, so it and the
+ * calls queued before it are carried out now, in order (its request may be waited for inside the
+ * epoch). Eager (the default) carries each call out in its call. The fast paths are off in a
+ * delayed window (sched_th is 0 there; acc_fast tests the flag). */
+static inline int issue_queues(const nbr_win_t *w)
+{
+    return w->issue_delayed && !w->replaying;
+}
+
 static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Datatype ot, int rank,
                    MPI_Aint disp, int tcount, MPI_Datatype tt, nbr_win_t *w)
 {
@@ -321,8 +333,9 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
     nbr_dtype_span(td, tcount, &lo, &hi);
     if ((rc = target_check(w, call, rank, disp, lo, hi, &off, &defer)) != MPI_SUCCESS)
         return rc;
-    int held = !defer && sched_holds(w, rank, (MPI_Aint)ocount * od->size);
-    if (defer || held)
+    int queue = !defer && issue_queues(w);
+    int held = !defer && (queue ? !w->want_req : sched_holds(w, rank, (MPI_Aint)ocount * od->size));
+    if (defer || held || queue)
         return record(w, &(nbr_rec_t){.kind = write ? NBR_RC_PUT : NBR_RC_GET,
                                       .rank = rank,
                                       .obuf = obuf,
@@ -596,7 +609,7 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
 {
     const nbr_dtype_t *d = pre_lookup(type);
     if (!d || (unsigned)rank >= (unsigned)w->size || disp < 0 || count < 0 ||
-        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->issue_delayed)
         return 0;
     nbr_target_t *t = &w->t[rank];
     nbr_kernel_fn *k = NULL;
@@ -635,8 +648,9 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
                          &nothing);
     if (rc != MPI_SUCCESS || nothing)
         return rc;
-    if (defer)
+    if (defer || issue_queues(w))
         return record(w, &(nbr_rec_t){.kind = NBR_RC_ACC,
+                                      .held = (unsigned char)(!defer && !w->want_req),
                                       .rank = rank,
                                       .obuf = obuf,
                                       .ocount = ocount,
@@ -690,8 +704,9 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                        "result (%s) and target (%s) are not built from the same predefined type",
                        nbr_dtype_name(rd->basic != MPI_DATATYPE_NULL ? rd->basic : rt),
                        nbr_dtype_name(td->basic));
-    if (defer)
+    if (defer || issue_queues(w))
         return record(w, &(nbr_rec_t){.kind = NBR_RC_GACC,
+                                      .held = (unsigned char)(!defer && !w->want_req),
                                       .rank = rank,
                                       .obuf = obuf,
                                       .ocount = ocount,
@@ -744,8 +759,9 @@ static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, co
     int rc = target_check(w, call, rank, disp, 0, d->size, &off, &defer);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (defer)
+    if (defer || issue_queues(w))
         return record(w, &(nbr_rec_t){.kind = NBR_RC_CAS,
+                                      .held = (unsigned char)(!defer && !w->want_req),
                                       .rank = rank,
                                       .obuf = obuf,
                                       .cbuf = cbuf,

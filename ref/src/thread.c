@@ -222,10 +222,12 @@ NBR_API int MPI_Init(int *argc, char ***argv)
 
 NBR_API int MPI_Finalize(void)
 {
+    int st = nbr_stats_finalize(); /* NBRMA_STATS: the memory accounting report */
     nbr_arena_finalize(); /* peers mapped what they need: the names can go */
     nbr_am_finalize();
     nbr_progress_finalize();
-    return PMPI_Finalize();
+    int rc = PMPI_Finalize();
+    return rc == MPI_SUCCESS ? st : rc;
 }
 
 /* ---- the progress thread (NBRMA_ASYNC_PROGRESS; passive progress across nodes) ---------------- */

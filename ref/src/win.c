@@ -222,7 +222,17 @@ static int parse_flags(MPI_Info info, unsigned *flags, const char **bad, char *v
 typedef struct {
     int on;
     MPI_Aint th;
+    int delayed; /* NBRMA_ISSUE / nbrma_issue (004 §III-D): 1 delayed, 0 eager */
 } nbr_sched_cfg_t;
+
+/* eager / delayed into *delayed; 0 when the text is neither. */
+static int parse_issue(const char *v, int *delayed)
+{
+    if (strcasecmp(v, "eager") && strcasecmp(v, "delayed"))
+        return 0;
+    *delayed = !strcasecmp(v, "delayed");
+    return 1;
+}
 
 /* on/off, or what parse_bool takes, into *on; 0 when the text is none of them. */
 static int parse_onoff(const char *v, int *on)
@@ -277,6 +287,12 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
                  val);
         return MPI_ERR_INFO_VALUE;
     }
+    if (PMPI_Info_get(info, "nbrma_issue", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_issue(val, &c->delayed)) {
+        snprintf(msg, mlen, "info key nbrma_issue has value \"%.60s\"; use eager or delayed", val);
+        return MPI_ERR_INFO_VALUE;
+    }
     return MPI_SUCCESS;
 }
 
@@ -288,6 +304,9 @@ static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
     w->sched = c->on;
     w->sched_bytes = c->th;
     w->sched_th = c->on && w->nremote ? c->th : NBR_AINT_MAX;
+    w->issue_delayed = c->delayed;
+    if (c->delayed)
+        w->sched_th = 0; /* no put/get fast path: every call of a ready epoch is queued */
 }
 
 /* ---- what a communicator's ranks share, computed once per communicator ----------------------- */
@@ -598,6 +617,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     if (rc != MPI_SUCCESS || !info || !(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl))) {
         rc = rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
     } else {
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)w->ctl_size);
         nbr_ctl_t *c = (nbr_ctl_t *)((char *)w->ctl_block + NBR_CACHELINE);
         memset(c, 0, ctl_bytes(w->size));
         nbr_ctl_hdr_t *h = nbr_ctl_hdr(c);
@@ -694,10 +714,15 @@ static void win_destroy(nbr_win_t *w)
         PMPI_Group_free(&w->group);
     nbr_sym_free(w->sym, w->sym_total);
     nbr_arena_free(w->ctl_block, w->ctl_size);
+    if (w->ctl_block)
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)w->ctl_size);
     if (w->cma)
         cma_window(-1);
     free(w->regs);
     free(w->zregs);
+    if (w->t) /* win_new counted the object and the descriptors together */
+        nbr_stat(NULL, &nbr_st.windows, -1,
+                 -((long long)sizeof *w + (long long)w->size * (long long)sizeof *w->t));
     free(w->t);
     free(w);
 }
@@ -720,6 +745,9 @@ static nbr_win_t *win_new(int flavor, MPI_Aint size, int disp_unit, MPI_Comm com
         free(w);
         return NULL;
     }
+    /* memory accounting (stats.c): the object and its per-peer descriptors */
+    nbr_stat(&w->st_meta, &nbr_st.windows, 1,
+             (long long)sizeof *w + (long long)w->size * (long long)sizeof *w->t);
     return w;
 }
 
@@ -742,10 +770,13 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
-    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH};
+    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0};
     if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
                             nbr_cfg.SCHED);
+    if (!parse_issue(nbr_cfg.ISSUE, &sched->delayed))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ISSUE=%s is neither eager nor delayed",
+                            nbr_cfg.ISSUE);
     int rc = parse_sched(info, sched, msg, sizeof msg);
     if (rc != MPI_SUCCESS)
         return nbr_err_comm(comm, call, rc, "%s",
@@ -1245,12 +1276,14 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     NBR_ENTER();
     unsigned flags = w->flags;
     char msg[200];
-    nbr_sched_cfg_t sched = {w->sched, w->sched_bytes};
+    nbr_sched_cfg_t sched = {w->sched, w->sched_bytes, w->issue_delayed};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
         src = parse_sched(info, &sched, msg, sizeof msg);
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
+        if (w->issue_delayed && !sched.delayed && w->held_head)
+            nbr_sched_release(w, NBR_FLUSH_ALL); /* eager from now: carry out what is queued */
         sched_apply(w, &sched);
         nbr_win_flags_changed(w);
         nbr_progress();
@@ -1284,6 +1317,8 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         rc = PMPI_Info_set(*info, "nbrma_sched", w->sched ? "on" : "off");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_sched_th", th);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_issue", w->issue_delayed ? "delayed" : "eager");
     return rc;
 }
 

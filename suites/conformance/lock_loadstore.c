@@ -85,6 +85,9 @@ static void self_sections(int create)
     MPI_Win_unlock(conf_rank, win);
     MPI_Barrier(MPI_COMM_WORLD);
     long overlaps = 0;
+    /* origin buffers of the puts: alive until MPI_Win_unlock completes them (MPI-3.1 §11.5.3; an
+     * implementation may read them as late as that, libnbrma's delayed issue does) */
+    long v[2], mark = conf_rank + 1, zero = 0;
     for (int i = 0; i < iters; i++) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         if (conf_rank == 0) {
@@ -96,7 +99,6 @@ static void self_sections(int create)
             m[0] = v + 1;
             m[1] = 0;
         } else {
-            long v[2], mark = conf_rank + 1, zero = 0;
             MPI_Get(v, 2, MPI_LONG, 0, 0, 2, MPI_LONG, win);
             MPI_Win_flush(0, win);
             overlaps += v[1] != 0;

@@ -1,0 +1,318 @@
+/* test_stats.c — MPIX_Win_get_stats (issue 26; paper 004 §III-IV): every gauge moves where its
+ * memory is allocated and returns where it is freed. For each window flavor: creating a window
+ * adds one window and exactly its metadata to the process, freeing it takes both back; the
+ * per-transport split covers every rank. Epoch objects (PSCW groups included) are counted and
+ * given back at free. Operation objects: none with eager issue; with delayed issue (nbrma_issue)
+ * one per queued call, the data not in place until the flush, all returned after it, the
+ * high-water mark at N. Request objects: an R-variant's is held until MPI_Wait frees it. Bad
+ * versions and vendor windows are refused. Run on 2 ranks, and on virtual nodes
+ * (NBRMA_RANKS_PER_NODE=1: the am transport's split, operations in flight). ARGS: none, or
+ * "--fail-finalize": exit non-zero when MPI_Finalize reports an error (NBRMA_STATS checks). */
+#include <stdio.h>
+#include <string.h>
+
+#include "nbr.h"
+#include "nbrma.h"
+#include "tap.h"
+
+#define N 64
+
+static MPIX_Win_stats stats(MPI_Win win)
+{
+    MPIX_Win_stats s;
+    memset(&s, 0, sizeof s);
+    s.version = MPIX_WIN_STATS_VERSION;
+    if (MPIX_Win_get_stats(win, &s) != MPI_SUCCESS)
+        tap_bail_out("MPIX_Win_get_stats failed");
+    return s;
+}
+
+static MPI_Win make(int flavor, MPI_Info info, long **base, long *mem)
+{
+    MPI_Win win = MPI_WIN_NULL;
+    switch (flavor) {
+    case MPI_WIN_FLAVOR_CREATE:
+        MPI_Win_create(mem, N * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, &win);
+        *base = mem;
+        break;
+    case MPI_WIN_FLAVOR_ALLOCATE:
+        MPI_Win_allocate(N * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, base, &win);
+        break;
+    case MPI_WIN_FLAVOR_SHARED:
+        MPI_Win_allocate_shared(N * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, base, &win);
+        break;
+    case MPI_WIN_FLAVOR_DYNAMIC:
+        MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win);
+        MPI_Win_attach(win, mem, N * sizeof(long));
+        *base = mem;
+        break;
+    }
+    return win;
+}
+
+static const char *flavor_name(int f)
+{
+    return f == MPI_WIN_FLAVOR_CREATE     ? "create"
+           : f == MPI_WIN_FLAVOR_ALLOCATE ? "allocate"
+           : f == MPI_WIN_FLAVOR_SHARED   ? "allocate_shared"
+                                          : "dynamic";
+}
+
+int main(int argc, char **argv)
+{
+    int fail_finalize = argc > 1 && !strcmp(argv[1], "--fail-finalize");
+    MPI_Init(&argc, &argv);
+    tap_init(MPI_COMM_WORLD);
+    MPIX_Nbrma_set_impl("ref");
+    int me, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    static long mem[N];
+
+    MPIX_Win_stats s = {.version = MPIX_WIN_STATS_VERSION + 1};
+    tap_is_long(MPIX_Win_get_stats(MPI_WIN_NULL, &s), MPI_ERR_ARG,
+                "a stats struct of an unknown version is refused with MPI_ERR_ARG");
+    MPIX_Nbrma_set_impl("vendor");
+    MPI_Win vw;
+    long *vb;
+    MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &vb, &vw);
+    MPI_Win_set_errhandler(vw, MPI_ERRORS_RETURN);
+    s.version = MPIX_WIN_STATS_VERSION;
+    int rc = MPIX_Win_get_stats(vw, &s), cls = -1;
+    MPI_Error_class(rc, &cls);
+    tap_is_long(cls, MPI_ERR_WIN, "a window the vendor serves: MPI_ERR_WIN");
+    MPI_Win_free(&vw);
+    MPIX_Nbrma_set_impl("ref");
+
+    /* ---- window metadata, each flavor ---- */
+    static const int flavors[] = {MPI_WIN_FLAVOR_CREATE, MPI_WIN_FLAVOR_ALLOCATE,
+                                  MPI_WIN_FLAVOR_SHARED, MPI_WIN_FLAVOR_DYNAMIC};
+    int nodes = nbr_world_nodes();
+    for (int f = 0; f < 4; f++) {
+        if (flavors[f] == MPI_WIN_FLAVOR_SHARED && nodes > 1) {
+            tap_skip(4, "allocate_shared needs one node");
+            continue;
+        }
+        MPIX_Win_stats before = stats(MPI_WIN_NULL);
+        long *base;
+        MPI_Win win = make(flavors[f], MPI_INFO_NULL, &base, mem);
+        MPIX_Win_stats in = stats(win);
+        long long peers = 0, pbytes = 0;
+        for (int k = 0; k < MPIX_NBRMA_NTP; k++)
+            peers += in.peers[k], pbytes += in.peer_bytes[k];
+        tap_ok(in.proc_windows.count == before.proc_windows.count + 1 &&
+                   in.proc_windows.bytes == before.proc_windows.bytes + in.meta.bytes &&
+                   in.meta.count == 1,
+               "%s: one window more, and exactly its %lld bytes of metadata", flavor_name(flavors[f]),
+               in.meta.bytes);
+        tap_ok(peers == p && in.ranks == p && pbytes > 0 && in.meta.bytes >= pbytes + in.ctl_bytes &&
+                   in.ctl_bytes > 0 && in.meta.bytes_hwm >= in.meta.bytes,
+               "%s: peers by transport cover the %d ranks (shm %lld, am %lld), their %lld bytes and "
+               "the %lld-byte control block are in the metadata",
+               flavor_name(flavors[f]), p, in.peers[MPIX_NBRMA_TP_SHM], in.peers[MPIX_NBRMA_TP_AM],
+               pbytes, in.ctl_bytes);
+        /* a PSCW epoch with a group, and lock epochs: epoch objects come and stay pooled */
+        MPI_Group wg, other;
+        MPI_Win_get_group(win, &wg);
+        int peer = (me + 1) % p, from = (me + p - 1) % p;
+        MPI_Group_incl(wg, 1, &peer, &other);
+        MPI_Group og;
+        MPI_Group_incl(wg, 1, &from, &og);
+        MPI_Win_post(og, 0, win);
+        MPI_Win_start(other, 0, win);
+        long v = me;
+        MPI_Aint disp = 0;
+        if (flavors[f] == MPI_WIN_FLAVOR_DYNAMIC) {
+            MPI_Aint a;
+            MPI_Get_address(mem, &a);
+            MPI_Aint all[64];
+            MPI_Allgather(&a, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
+            disp = all[peer];
+        }
+        MPI_Put(&v, 1, MPI_LONG, peer, disp, 1, MPI_LONG, win);
+        MPIX_Win_stats ep = stats(win);
+        MPI_Win_complete(win);
+        MPI_Win_wait(win);
+        MPI_Group_free(&other);
+        MPI_Group_free(&og);
+        MPI_Group_free(&wg);
+        tap_ok(ep.epochs.count >= 2 && ep.epochs.bytes > ep.epochs.count * (long long)sizeof(nbr_epoch_t) &&
+                   ep.proc_epochs.count >= ep.epochs.count,
+               "%s: start and post epochs counted with their groups (%lld objects, %lld bytes)",
+               flavor_name(flavors[f]), ep.epochs.count, ep.epochs.bytes);
+        MPI_Win_free(&win);
+        MPIX_Win_stats after = stats(MPI_WIN_NULL);
+        tap_ok(after.proc_windows.count == before.proc_windows.count &&
+                   after.proc_windows.bytes == before.proc_windows.bytes &&
+                   after.proc_epochs.count == before.proc_epochs.count &&
+                   after.proc_epochs.bytes == before.proc_epochs.bytes &&
+                   after.proc_windows.count_hwm >= before.proc_windows.count + 1,
+               "%s: MPI_Win_free gives back the window, its metadata and its epoch objects "
+               "(%lld windows, %lld bytes, %lld epochs left)",
+               flavor_name(flavors[f]), after.proc_windows.count, after.proc_windows.bytes,
+               after.proc_epochs.count);
+    }
+
+    /* ---- operation objects: eager vs delayed issue ---- */
+    for (int delayed = 0; delayed < 2; delayed++) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "nbrma_issue", delayed ? "delayed" : "eager");
+        long *base;
+        MPI_Win win = make(MPI_WIN_FLAVOR_ALLOCATE, info, &base, mem);
+        MPI_Info_free(&info);
+        MPI_Info got;
+        MPI_Win_get_info(win, &got);
+        char val[MPI_MAX_INFO_VAL + 1] = "";
+        int found = 0;
+        MPI_Info_get(got, "nbrma_issue", MPI_MAX_INFO_VAL, val, &found);
+        MPI_Info_free(&got);
+        tap_ok(found && !strcmp(val, delayed ? "delayed" : "eager"),
+               "MPI_Win_get_info reports nbrma_issue=%s (got \"%s\")",
+               delayed ? "delayed" : "eager", val);
+        for (int i = 0; i < N; i++)
+            base[i] = -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        int peer = (me + 1) % p;
+        MPIX_Win_stats s0 = stats(win);
+        long vals[N];
+        MPI_Win_lock_all(0, win); /* ready when it returns (it covers this rank too) */
+        for (int i = 0; i < N; i++) {
+            vals[i] = 1000 * me + i;
+            MPI_Put(&vals[i], 1, MPI_LONG, peer, i, 1, MPI_LONG, win);
+        }
+        MPIX_Win_stats s1 = stats(win);
+        /* the target's memory before the flush, where this rank can read it (same node) */
+        nbr_win_t *w = nbr_win_find(win);
+        long seen = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
+        MPI_Win_flush(peer, win);
+        MPIX_Win_stats s2 = stats(win);
+        long seen2 = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
+        MPI_Request r;
+        long rv = 7;
+        MPI_Rput(&rv, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win, &r);
+        MPIX_Win_stats s3 = stats(win);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPIX_Win_stats s4 = stats(win);
+        MPI_Win_unlock_all(win);
+        if (delayed) {
+            tap_ok(s1.ops.count == s0.ops.count + N &&
+                       s1.ops.bytes == s0.ops.bytes + N * (long long)sizeof(nbr_rec_t) &&
+                       s1.proc_ops.count >= N,
+                   "delayed: %d queued puts are %d operation objects (%lld bytes)", N, N,
+                   s1.ops.bytes);
+            tap_ok(seen == -1 || seen == -2, "delayed: the data is not at the target before the flush");
+            tap_ok(s2.ops.count == s0.ops.count && s2.ops.bytes == s0.ops.bytes &&
+                       s2.ops.count_hwm >= N && s2.ops.bytes_hwm >= N * (long long)sizeof(nbr_rec_t),
+                   "delayed: the flush carries them out and frees them (high-water %lld objects)",
+                   s2.ops.count_hwm);
+        } else {
+            tap_ok(s1.ops.count == 0 && s1.ops.count_hwm == 0,
+                   "eager: %d puts in a ready epoch allocate no operation object", N);
+            tap_ok(seen == 1000 * me + N - 1 || seen == -2,
+                   "eager: the data is in place at once where this rank can see it");
+            tap_ok(s2.ops.count == 0, "eager: nothing to free at the flush");
+        }
+        tap_ok(seen2 == -2 || seen2 == 1000 * me + N - 1,
+               "%s: after the flush the last put is at the target (%ld)",
+               delayed ? "delayed" : "eager", seen2);
+        tap_ok(s3.proc_requests.count >= s2.proc_requests.count + (delayed ? 1 : 0) &&
+                   s4.proc_requests.count <= s3.proc_requests.count - (delayed ? 1 : 0) &&
+                   s4.proc_requests.count_hwm >= s3.proc_requests.count,
+               "%s: an MPI_Rput's request object is counted until MPI_Wait frees it (%lld -> %lld "
+               "-> %lld)",
+               delayed ? "delayed" : "eager", s2.proc_requests.count, s3.proc_requests.count,
+               s4.proc_requests.count);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int good = 1;
+        for (int i = 1; i < N; i++)
+            good &= base[i] == 1000 * ((me + p - 1) % p) + i;
+        good &= base[0] == 7;
+        tap_ok(good, "%s: every put and the Rput reached the target in order", delayed ? "delayed" : "eager");
+        MPI_Win_free(&win);
+    }
+
+    /* ---- MPI_Win_set_info: delayed -> eager inside an epoch carries out what is queued ---- */
+    {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "nbrma_issue", "delayed");
+        long *base;
+        MPI_Win win = make(MPI_WIN_FLAVOR_ALLOCATE, info, &base, mem);
+        for (int i = 0; i < N; i++)
+            base[i] = -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        int peer = (me + 1) % p;
+        long vals[N];
+        MPI_Win_lock_all(0, win);
+        for (int i = 0; i < N; i++) {
+            vals[i] = 5000 + i;
+            MPI_Put(&vals[i], 1, MPI_LONG, peer, i, 1, MPI_LONG, win);
+        }
+        MPIX_Win_stats q = stats(win);
+        MPI_Info_set(info, "nbrma_issue", "eager");
+        MPI_Win_set_info(win, info);
+        MPIX_Win_stats e = stats(win);
+        nbr_win_t *w = nbr_win_find(win);
+        long seen = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
+        long one = 1;
+        MPI_Put(&one, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win); /* eager now: no object */
+        MPIX_Win_stats e2 = stats(win);
+        MPI_Win_unlock_all(win);
+        MPI_Info_free(&info);
+        MPI_Info got;
+        MPI_Win_get_info(win, &got);
+        char val[MPI_MAX_INFO_VAL + 1] = "";
+        int found = 0;
+        MPI_Info_get(got, "nbrma_issue", MPI_MAX_INFO_VAL, val, &found);
+        MPI_Info_free(&got);
+        tap_ok(q.ops.count == N && e.ops.count == 0 && e2.ops.count == 0 &&
+                   (seen == 5000 + N - 1 || seen == -2) && found && !strcmp(val, "eager"),
+               "MPI_Win_set_info(nbrma_issue=eager) inside an epoch carries out the %d queued puts "
+               "(%lld -> %lld objects) and later puts are eager; get_info says \"%s\"",
+               N, q.ops.count, e.ops.count, val);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_free(&win);
+    }
+
+    /* ---- delayed issue under fence, a bad info value ---- */
+    {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "nbrma_issue", "lazy");
+        MPI_Win win;
+        long *base;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Win_allocate(8, 8, info, MPI_COMM_WORLD, &base, &win);
+        MPI_Error_class(rc, &cls);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        tap_is_long(cls, MPI_ERR_INFO_VALUE, "nbrma_issue=lazy is refused with MPI_ERR_INFO_VALUE");
+        MPI_Info_set(info, "nbrma_issue", "delayed");
+        win = make(MPI_WIN_FLAVOR_ALLOCATE, info, &base, mem);
+        MPI_Info_free(&info);
+        for (int i = 0; i < N; i++)
+            base[i] = 0;
+        MPI_Win_fence(0, win);
+        long one = 1;
+        for (int i = 0; i < N; i++)
+            for (int t = 0; t < p; t++)
+                MPI_Accumulate(&one, 1, MPI_LONG, t, i, 1, MPI_LONG, MPI_SUM, win);
+        MPIX_Win_stats f1 = stats(win);
+        MPI_Win_fence(0, win);
+        MPIX_Win_stats f2 = stats(win);
+        tap_ok(f1.ops.count >= (long long)N * p && f2.ops.count == 0,
+               "delayed, fence: %d accumulates queued until the closing fence (%lld), none after",
+               N * p, f1.ops.count);
+        MPI_Win_fence(0, win);
+        int good = 1;
+        for (int i = 0; i < N; i++)
+            good &= base[i] == p;
+        tap_ok(good, "delayed, fence: every element counts the %d ranks' accumulates", p);
+        MPI_Win_free(&win);
+    }
+    int st = tap_done();
+    rc = MPI_Finalize();
+    if (fail_finalize && rc != MPI_SUCCESS)
+        return 3;
+    return st;
+}

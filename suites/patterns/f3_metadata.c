@@ -1,0 +1,111 @@
+/* f3_metadata.c — F3: window metadata per process vs P (paper 004 §III-B, §IV-B, Figure 4;
+ * issue 26).
+ *
+ * 004 measures what each process stores about the others for one window: base addresses, scaling
+ * units (disp_unit) and memory keys — O(P) except MPI_Win_allocate with one disp_unit, which can
+ * be O(1) with symmetric allocation. Here every rank creates one window per sample, of one shape
+ * per case: MPI_Win_create or MPI_Win_allocate (4 KiB), with the same disp_unit on every rank or
+ * a different one (rank + 1), and reads MPIX_Win_get_stats before freeing it. Counters (the
+ * largest across ranks; counters at the allocation sites, not a model): meta_bytes, the window's
+ * metadata in the process (object, per-peer descriptors, engine queues, control block);
+ * peer_bytes, the per-peer part; ctl_bytes, the node-shared control block (32 B of matching
+ * counters per peer); per_rank_bytes = meta_bytes / P. Timed: create_us (one create + stats +
+ * free; R2 times creation in detail). Run at P = 2, 4, 8: plot.py fits meta_bytes = a + b·P per
+ * shape and extrapolates to 004's scales (docs/experiments-f.md). Each window is checked to move
+ * data once (a fence epoch with one put). Vendor: no counters (series_why). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ref/include/nbrma.h"
+#include "bench.h"
+
+extern int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats) __attribute__((weak));
+
+enum { S_CREATE_SAME, S_CREATE_DIFF, S_ALLOCATE_SAME, S_ALLOCATE_DIFF, S_N };
+static const char *const shape[S_N] = {"create_same", "create_diff", "allocate_same",
+                                       "allocate_diff"};
+
+static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
+{
+    const int du = (c->op == S_CREATE_DIFF || c->op == S_ALLOCATE_DIFF) ? c->ctx->rank + 1 : 8;
+    *base = mem;
+    if (c->op == S_CREATE_SAME || c->op == S_CREATE_DIFF)
+        return MPI_Win_create(mem, 4096, du, MPI_INFO_NULL, c->ctx->comm, w);
+    return MPI_Win_allocate(4096, du, MPI_INFO_NULL, c->ctx->comm, base, w);
+}
+
+static void run(gb_state_t *st, void *arg)
+{
+    const nbh_case_t *c = arg;
+    if (!MPIX_Win_get_stats || !MPIX_Nbrma_set_impl) {
+        gb_skip_with_error(st, "this libnbrma has no MPIX_Win_get_stats");
+        return;
+    }
+    NBH_MPI(c, MPIX_Nbrma_set_impl("ref"));
+    const int me = c->ctx->rank, p = c->ctx->nranks, right = (me + 1) % p;
+    long *mem = aligned_alloc(64, 4096), *base;
+    if (!mem)
+        nbh_mpi_fail(c, "aligned_alloc", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+    MPI_Win w;
+    /* once: the window moves data (disp 0 of the right neighbour: disp_unit does not matter) */
+    NBH_MPI(c, make(c, mem, &w, &base));
+    long v = me + 1;
+    NBH_MPI(c, MPI_Win_fence(0, w));
+    NBH_MPI(c, MPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, w));
+    NBH_MPI(c, MPI_Win_fence(0, w));
+    int ok = base[0] == (me + p - 1) % p + 1;
+    NBH_MPI(c, MPI_Win_free(&w));
+    nbh_verify(st, c, ok, "the put from the left neighbour did not arrive");
+    static const char *const q[] = {"create"};
+    nbh_rec_t rec;
+    nbh_rec_init(&rec, c, st, 1, q);
+    MPIX_Win_stats s;
+    while (gb_keep_running(st)) {
+        double t0 = MPI_Wtime();
+        NBH_MPI(c, make(c, mem, &w, &base));
+        memset(&s, 0, sizeof s);
+        s.version = MPIX_WIN_STATS_VERSION;
+        NBH_MPI(c, MPIX_Win_get_stats(w, &s));
+        NBH_MPI(c, MPI_Win_free(&w));
+        double t = MPI_Wtime() - t0;
+        nbh_rec_sample(&rec, st, &t);
+    }
+    long long pb = 0;
+    for (int k = 0; k < MPIX_NBRMA_NTP; k++)
+        pb += s.peer_bytes[k];
+    double m[3] = {(double)s.meta.bytes, (double)pb, (double)s.ctl_bytes};
+    NBH_MPI(c, MPI_Allreduce(MPI_IN_PLACE, m, 3, MPI_DOUBLE, MPI_MAX, c->ctx->comm));
+    nbh_rec_report(&rec, st);
+    gb_set_counter(st, "meta_bytes", m[0]);
+    gb_set_counter(st, "peer_bytes", m[1]);
+    gb_set_counter(st, "ctl_bytes", m[2]);
+    gb_set_counter(st, "per_rank_bytes", m[0] / p);
+    nbh_rec_free(&rec);
+    free(mem);
+}
+
+static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
+{
+    for (int op = 0; op < S_N; op++)
+        nbh_add_case(ctx, s, op, 0, run, "F3_metadata/%s/shape:%s/procs:%d/nodes:%d",
+                     nbh_series_name(s), shape[op], ctx->nranks, ctx->nnodes);
+}
+
+int main(int argc, char **argv)
+{
+    static const nbh_experiment_t ex = {
+        .id = "F3",
+        .title = "window metadata per process vs P (paper 004 §III-B, §IV-B)",
+        .header = "every rank: create one window (create / allocate x same / different disp_unit),\n"
+                  "read MPIX_Win_get_stats, free it; sample = create + free (max across ranks);\n"
+                  "memory = the window's metadata in a process (gauges at the allocation sites)",
+        .min_ranks = 2,
+        .uses = 0,
+        .default_iters = 10,
+        .register_cases = register_cases,
+        .series = 1u << NBH_REF,
+        .series_why = "the counters are libnbrma's (a vendor MPI library has none to read)",
+    };
+    return nbh_main(argc, argv, &ex);
+}
