@@ -55,6 +55,23 @@ else
   BUILD ?= build/$(MPI)
 endif
 
+# UCX (libnbrma's ucx transport, ref/src/transport/ucx.c): built when pkg-config finds libucx
+# (Debian: libucx-dev, which ci/install-deps.sh installs); `make UCX=0` builds without it, in a
+# build tree of its own (build/<mpi>-noucx).
+UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
+ifeq ($(UCX),1)
+  UCX_CFLAGS := -DNBR_HAVE_UCX=1 $(shell pkg-config --cflags ucx 2>/dev/null)
+  UCX_LIBS := $(or $(shell pkg-config --libs-only-L ucx 2>/dev/null),) -lucp -lucs
+else ifeq ($(UCX),0)
+  UCX_CFLAGS :=
+  UCX_LIBS :=
+  ifeq ($(origin UCX),command line)
+    BUILD := $(BUILD)-noucx
+  endif
+else
+  $(error UCX=$(UCX): use UCX=1 (the default where libucx-dev is installed) or UCX=0)
+endif
+
 BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib
 OBJ := $(BUILD)/obj
