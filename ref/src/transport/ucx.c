@@ -118,6 +118,7 @@ typedef struct ucx_op {
     /* atomics: operand, reply (CSWAP: the new value in, the old out) */
     uint64_t operand, reply;
     int amo, word; /* NBR_AMO_*, NBR_W_* */
+    int reading;   /* a conditional add's read of the word (cadd_again) */
     uint64_t a, b; /* its arguments (CADD retries) */
     struct ucx_op *next;
 } ucx_op_t;
@@ -186,6 +187,7 @@ static void tp_out_add(nbr_win_t *w, int rank, long n)
 /* The end of an operation: its window's accounting, its request, its cell. */
 static void op_done(ucx_op_t *o, ucs_status_t st)
 {
+
     nbr_win_t *w = o->w;
     int err = status_class(st);
     if (st != UCS_OK)
@@ -224,23 +226,36 @@ static void pair_dirty(nbr_win_t *w, int rank)
 
 /* ---- callbacks ------------------------------------------------------------------------------- */
 
+/* A conditional add (add a unless a bit of b is set) is a loop of CSWAPs from a guess of the
+ * word's value: a CSWAP that found the guess did the add; one that found a masked bit set is a
+ * refusal (old value returned); otherwise again from what it found. A guess with a masked bit
+ * set is never swapped from (that CSWAP would add to a busy word): a fetching ADD of 0 reads the
+ * word first (o->reading). Returns 1 when the loop goes on (ucx_progress issues the next step:
+ * nothing is posted from inside a callback), 0 when the result is in o->reply. */
+static int cadd_again(ucx_op_t *o)
+{
+    ucx_pair_t *p = &((ucx_win_t *)o->w->tp)->pair[o->rank];
+    uint64_t seen = o->reply;
+    if (!o->reading && seen == o->operand) { /* swapped: the add is done */
+        p->guess[o->word] = seen + o->a;
+        return 0;
+    }
+    p->guess[o->word] = seen;
+    if (seen & o->b)
+        return 0; /* refused: the caller sees the busy bits in the old value */
+    o->reading = 0;
+    o->operand = seen;
+    o->next = retry_head;
+    retry_head = o;
+    return 1;
+}
+
 static void cb_send(void *request, ucs_status_t st, void *user)
 {
     ucx_op_t *o = user;
     ucp_request_free(request);
-    if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && st == UCS_OK && o->cell) {
-        /* The CSWAP of a conditional add: done if the guess was right or a masked bit is set,
-         * else again with what came back (ucx_progress issues it: not from inside a callback). */
-        ucx_pair_t *p = &((ucx_win_t *)o->w->tp)->pair[o->rank];
-        uint64_t seen = o->reply, guess = o->operand;
-        p->guess[o->word] = seen == guess ? guess + o->a : seen;
-        if (seen != guess && !(seen & o->b)) {
-            o->operand = seen;
-            o->next = retry_head;
-            retry_head = o;
-            return;
-        }
-    }
+    if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && st == UCS_OK && cadd_again(o))
+        return;
     op_done(o, st);
 }
 
@@ -255,18 +270,8 @@ static void cb_wflush(void *request, ucs_status_t st, void *user)
 static int launched(ucx_op_t *o, ucs_status_ptr_t s)
 {
     if (s == NULL) {
-        if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && o->cell) {
-            /* completed at once: run the callback's logic without a request */
-            ucx_pair_t *p = &((ucx_win_t *)o->w->tp)->pair[o->rank];
-            uint64_t seen = o->reply, guess = o->operand;
-            p->guess[o->word] = seen == guess ? guess + o->a : seen;
-            if (seen != guess && !(seen & o->b)) {
-                o->operand = seen;
-                o->next = retry_head;
-                retry_head = o;
-                return MPI_SUCCESS;
-            }
-        }
+        if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && cadd_again(o))
+            return MPI_SUCCESS;
         op_done(o, UCS_OK);
         return MPI_SUCCESS;
     }
@@ -437,6 +442,14 @@ static int amo_issue(ucx_op_t *o)
         prm.reply_buffer = &o->reply;
         break;
     default: /* CAS: compare b, new a; CADD: compare the guess (operand), new guess + a */
+        if (o->amo == NBR_AMO_CADD && (o->operand & o->b)) {
+            o->reading = 1; /* never swap from a busy guess: read the word */
+            o->operand = 0;
+            op = UCP_ATOMIC_OP_ADD;
+            prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            prm.reply_buffer = &o->reply;
+            break;
+        }
         op = UCP_ATOMIC_OP_CSWAP;
         o->reply = o->amo == NBR_AMO_CAS ? o->a : o->operand + o->a;
         if (o->amo == NBR_AMO_CAS)
