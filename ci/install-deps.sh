@@ -12,7 +12,7 @@ mpich | openmpi | all) ;;
 *) echo "install-deps.sh: unknown MPI '$1' (mpich, openmpi or all)" >&2; exit 2 ;;
 esac
 mpi_pkgs="mpich libmpich-dev openmpi-bin libopenmpi-dev"
-pkgs="$mpi_pkgs make gcc g++ libbenchmark-dev libibverbs-dev gnuplot-nox perl python3 valgrind procps coreutils"
+pkgs="$mpi_pkgs make gcc g++ libbenchmark-dev libibverbs-dev libucx-dev pkg-config gnuplot-nox perl python3 valgrind procps coreutils"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     missing=""

@@ -639,11 +639,6 @@ static int ucx_start(void)
         ctx = NULL;
         return 0;
     }
-    if (PMPI_Comm_size(MPI_COMM_WORLD, &nworld) != MPI_SUCCESS ||
-        !(eps = calloc((size_t)nworld, sizeof *eps))) {
-        snprintf(ucx_why, sizeof ucx_why, "out of memory");
-        return 0;
-    }
     ucx_state = 1;
     nbr_ucx_on = 1;
     return 1;
@@ -651,6 +646,11 @@ static int ucx_start(void)
 
 static ucp_ep_h ep_to(int wrank, const void *addr)
 {
+    if (!eps && (PMPI_Comm_size(MPI_COMM_WORLD, &nworld) != MPI_SUCCESS ||
+                 !(eps = calloc((size_t)nworld, sizeof *eps))))
+        return NULL;
+    if (wrank < 0 || wrank >= nworld)
+        return NULL;
     if (eps[wrank])
         return eps[wrank];
     ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
@@ -911,7 +911,7 @@ void nbr_ucx_finalize(void)
     if (ucx_state <= 0)
         return;
     NBR_ENTER();
-    for (int r = 0; r < nworld; r++)
+    for (int r = 0; eps && r < nworld; r++)
         if (eps[r]) {
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                        .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -955,13 +955,20 @@ void nbr_ucx_describe(void *stream, int verbose)
     if (!ucx_start()) {
         fprintf(f, "UCX does not start here: %s\n", ucx_why);
     } else {
-        /* The transports toward a peer: an endpoint to this process's own worker over the
-         * same resources stands for one (a peer on another node may see other devices). */
+        /* The transports toward a peer: an endpoint to a second worker of this process over
+         * the same resources stands for one (UCX's `self` transport serves only a worker's own
+         * endpoints; a peer on another node may see other devices). */
         ucp_ep_h ep = NULL;
-        ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                                .address = my_addr};
-        if (ucp_ep_create(worker, &ep_p, &ep) == UCS_OK) {
-            fprintf(f, "UCX transports toward a peer (an endpoint to this process):\n");
+        ucp_worker_h other = NULL;
+        ucp_address_t *oaddr = NULL;
+        size_t olen = 0;
+        ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                                  .thread_mode = UCS_THREAD_MODE_SINGLE};
+        ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS};
+        if (ucp_worker_create(ctx, &wp, &other) == UCS_OK &&
+            ucp_worker_get_address(other, &oaddr, &olen) == UCS_OK &&
+            (ep_p.address = oaddr, ucp_ep_create(worker, &ep_p, &ep) == UCS_OK)) {
+            fprintf(f, "UCX transports toward a peer (an endpoint to another worker here):\n");
             ucp_ep_print_info(ep, f);
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                        .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -971,6 +978,10 @@ void nbr_ucx_describe(void *stream, int verbose)
             if (s && !UCS_PTR_IS_ERR(s))
                 ucp_request_free(s);
         }
+        if (oaddr)
+            ucp_worker_release_address(other, oaddr);
+        if (other)
+            ucp_worker_destroy(other);
     }
     nbr_rdma_devices(f);
 }
