@@ -53,7 +53,7 @@ deps: $(DEPS_STAMP)
 
 check: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
-	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) \
+	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) FULL=$(FULL) \
 	  PROVE="$(PROVE)" sh harness/check.sh
 
 BENCH ?= .

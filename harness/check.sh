@@ -10,7 +10,8 @@
 # (lines `MPI REGEX REASON`) marks tests whose name (program and arguments) matches as known
 # vendor failures on that MPI: they run, and report as TAP TODO instead of failing. `threads`
 # marks a test that runs several threads per process: with SAN=thread (ThreadSanitizer) only
-# those run.
+# those run. `full` marks a test of the wide matrices (every transport × setting): it runs only
+# with FULL=1 (make check FULL=1).
 # Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,10 +50,11 @@ for list in $lists; do
         set -- $line
         prog=$1 np=$2
         shift 2
-        limit=300 envs="" preload="" threads=0
+        limit=300 envs="" preload="" threads=0 full=0
         while [ $# -gt 0 ] && [ "$1" != "--" ]; do
             case $1 in
             threads) threads=1 ;;
+            full) full=1 ;;
             timeout=*) limit=${1#timeout=} ;;
             env=*=*) envs="$envs '${1#env=}'" ;;
             preload=nbrma) preload=$top/$BUILD/lib/libnbrma.so ;;
@@ -62,6 +64,7 @@ for list in $lists; do
         done
         [ $# -gt 0 ] && shift # the --
         [ "$SAN" != thread ] || [ $threads = 1 ] || continue
+        [ $full = 0 ] || [ "${FULL:-0}" = 1 ] || continue
         case $prog in
         */* | *.sh | *.py) case $dir in /*) path=$dir/$prog ;; *) path=$top/${dir#./}/$prog ;; esac ;;
         *) path=""

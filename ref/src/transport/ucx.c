@@ -657,6 +657,11 @@ static ucp_ep_h ep_to(int wrank, const void *addr)
                           .address = (const ucp_address_t *)addr};
     if (ucp_ep_create(worker, &ep, &eps[wrank]) != UCS_OK)
         eps[wrank] = NULL;
+    static int shown;
+    if (eps[wrank] && nbr_cfg.VERBOSE && !shown++) { /* what carries the traffic */
+        fprintf(stderr, "libnbrma (ucx): the endpoint toward world rank %d:\n", wrank);
+        ucp_ep_print_info(eps[wrank], stderr);
+    }
     return eps[wrank];
 }
 
