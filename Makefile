@@ -3,7 +3,7 @@
 #
 #   make [MPI=mpich|openmpi] [SAN=1]        build
 #   make check [MPI=...] [SAN=1]            install missing packages, build, run all tests via prove
-#   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k]
+#   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k] [NET=ucx|am]
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
 #   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
 #   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
@@ -61,7 +61,7 @@ SERIES ?= vendor,ref,ref-nb
 QUICK ?= 0
 bench: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
-	$(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
+	$(if $(NET),NBRMA_NET=$(NET)) $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
 	  $(if $(filter 1,$(QUICK)),--quick) $(if $(NODES),--nodes $(NODES)) \
 	  suites/patterns/benchlist suites/apps/benchlist

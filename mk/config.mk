@@ -79,4 +79,6 @@ TESTBIN := $(BUILD)/tests
 # NODES=k: every benchmark on virtual nodes of k ranks (NBRMA_RANKS_PER_NODE; 1: every rank its
 # own node, so ref's pairs go over the am transport); results kept apart from the one-node runs.
 NODES ?=
-RESULTS ?= results/$(MPI)$(if $(NODES),/nodes$(NODES))
+# NET=am|ucx|auto: libnbrma's transport across nodes for the run (NBRMA_NET), kept apart too.
+NET ?=
+RESULTS ?= results/$(MPI)$(if $(NODES),/nodes$(NODES))$(if $(NET),-$(NET))
