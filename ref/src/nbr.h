@@ -292,7 +292,6 @@ typedef struct nbr_target {
     int wrank;               /* remote: its rank in MPI_COMM_WORLD (the am communicator's) */
     int amid;                /* remote: its id of this window */
     long tp_out;             /* remote: my operations toward it not yet complete */
-    void *tp;                /* remote: the transport's state of the pair (ucx: keys) */
 } nbr_target_t;
 
 typedef struct nbr_win {
@@ -346,7 +345,6 @@ typedef struct nbr_win {
     int tp_err;    /* the first error a target reported, for the next completion to raise */
     int unordered; /* some remote pair's operations may take effect out of order (RDMA) */
     void *tp;      /* the transports' state of the window (ucx: registrations) */
-    void (*tp_flush)(struct nbr_win *w, int r); /* completes on request (transport/tp.h) */
     nbr_req_t *op_req; /* the request the current call's remote operations complete */
     void *priv;        /* MPI_Win_allocate across nodes: my memory (private, reached with CMA
                           by my node's peers and by messages from others) */

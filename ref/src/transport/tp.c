@@ -91,7 +91,6 @@ int nbr_tp_net_select(const char *net, char *why, size_t n)
 int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n)
 {
     w->unordered = 0;
-    w->tp_flush = NULL;
 #if NBR_HAVE_UCX
     if (want != NBR_NET_AM)
         return nbr_ucx_win_setup(w, comm, want, why, n);
@@ -107,6 +106,15 @@ void nbr_tp_win_teardown(nbr_win_t *w)
     nbr_ucx_win_teardown(w);
 #else
     (void)w;
+#endif
+}
+
+void nbr_tp_flush(nbr_win_t *w, int r)
+{
+#if NBR_HAVE_UCX
+    nbr_tp_ucx_ops.flush(w, r);
+#else
+    (void)w, (void)r;
 #endif
 }
 

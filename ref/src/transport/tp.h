@@ -166,6 +166,9 @@ void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
 /* Dynamic windows: a region attached / detached (UCX registers it). */
 int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size);
 void nbr_tp_detach(nbr_win_t *w, const void *base);
+/* Start completing what is outstanding toward r (or everyone) on transports that complete on
+ * request (w->unordered: ucx's endpoint flushes). */
+void nbr_tp_flush(nbr_win_t *w, int r);
 /* Counters by transport (tests: the bytes went through UCX, not am). */
 typedef struct {
     unsigned long puts, gets, amos, flushes, bytes_put, bytes_got;
@@ -290,8 +293,8 @@ static inline int nbr_tp_quiet(nbr_win_t *w, int r)
     if ((r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
                             : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) == 0)
         return 1;
-    if (NBR_UNLIKELY(w->tp_flush))
-        w->tp_flush(w, r);
+    if (NBR_UNLIKELY(w->unordered))
+        nbr_tp_flush(w, r);
     return 0;
 }
 

@@ -28,7 +28,7 @@
  *   completion    a get or a fetching atomic is complete when its callback ran (the data is here,
  *                 so the target's memory is no longer read); a put or a non-fetching atomic when
  *                 a ucp_ep_flush_nbx issued after it completed — nbr_tp_quiet starts the flush
- *                 (w->tp_flush) for what is outstanding toward the pair.
+ *                 (nbr_tp_flush) for what is outstanding toward the pair.
  *   ordering      none between operations of a pair (RDMA): the window is `unordered`, so a
  *                 closing epoch waits for its operations' completion before its lock release,
  *                 done notification or fence arrival goes out (epoch.c, remote_done).
@@ -790,9 +790,7 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
         p->wbase = c.wbase;
         p->cbase = c.cbase;
         t->net = NBR_NET_UCX;
-        t->tp = p;
         w->unordered = 1;
-        w->tp_flush = ucx_flush;
     }
     free(len), free(at), free(me), free(all);
     if (rc != MPI_SUCCESS && !why[0])
@@ -808,7 +806,7 @@ void nbr_ucx_win_teardown(nbr_win_t *w)
     if (!uw)
         return;
     w->tp = NULL;
-    w->tp_flush = NULL;
+    w->unordered = 0;
     if (worker && uw->pair) {
         int nucx = 0;
         for (int r = 0; r < w->size; r++)
@@ -838,7 +836,6 @@ void nbr_ucx_win_teardown(nbr_win_t *w)
         for (int i = 0; i < p->nrr; i++)
             ucp_rkey_destroy(p->rr[i].key);
         free(p->rr);
-        w->t[r].tp = NULL;
         if (w->t[r].net == NBR_NET_UCX)
             w->t[r].net = NBR_NET_AM;
     }
@@ -916,16 +913,8 @@ void nbr_ucx_finalize(void)
     if (ucx_state <= 0)
         return;
     NBR_ENTER();
-    for (int r = 0; eps && r < nworld; r++)
-        if (eps[r]) {
-            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                       .flags = UCP_EP_CLOSE_FLAG_FORCE};
-            ucs_status_ptr_t s = ucp_ep_close_nbx(eps[r], &prm);
-            while (s && !UCS_PTR_IS_ERR(s) && ucp_request_check_status(s) == UCS_INPROGRESS)
-                ucp_worker_progress(worker);
-            if (s && !UCS_PTR_IS_ERR(s))
-                ucp_request_free(s);
-        }
+    /* The endpoints go with the worker: closing them one by one would wait for peers that may
+     * have finalized already (every window was freed, so nothing is in flight). */
     free(eps);
     eps = NULL;
     while (op_free) {
