@@ -1122,7 +1122,8 @@ static void free_barrier(nbr_win_t *w)
     /* Remote peers: my operations toward them (lock releases, notifications) are all
      * acknowledged, then each is told; they tell me. Their messages for this window come in
      * order before that notification, so none arrives after it. */
-    while (w->nremote && (!nbr_tp_quiet(w, NBR_FLUSH_ALL) || w->tp_tries)) {
+    while (w->nremote &&
+           (!nbr_tp_quiet(w, NBR_FLUSH_ALL) || w->tp_tries || !nbr_tp_settled(w))) {
         nbr_progress();
         nbr_wait_step(&spins);
     }

@@ -109,6 +109,17 @@ void nbr_tp_win_teardown(nbr_win_t *w)
 #endif
 }
 
+int nbr_tp_settled(nbr_win_t *w)
+{
+#if NBR_HAVE_UCX
+    int nbr_ucx_settled(nbr_win_t * w);
+    return nbr_ucx_settled(w);
+#else
+    (void)w;
+    return 1;
+#endif
+}
+
 void nbr_tp_flush(nbr_win_t *w, int r)
 {
 #if NBR_HAVE_UCX

@@ -169,6 +169,9 @@ void nbr_tp_detach(nbr_win_t *w, const void *base);
 /* Start completing what is outstanding toward r (or everyone) on transports that complete on
  * request (w->unordered: ucx's endpoint flushes). */
 void nbr_tp_flush(nbr_win_t *w, int r);
+/* Free: whether what a transport sends without counting it (ucx's notifications) has landed;
+ * asks for it when not. The free barrier waits for it before its notices go out. */
+int nbr_tp_settled(nbr_win_t *w);
 /* Counters by transport (tests: the bytes went through UCX, not am). */
 typedef struct {
     unsigned long puts, gets, amos, flushes, bytes_put, bytes_got;

@@ -41,10 +41,12 @@
  *
  * Every entry point runs under libnbrma's big lock (or in a process with one thread), so the
  * worker is UCS_THREAD_MODE_SERIALIZED. */
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ucp/api/ucp.h>
 
@@ -76,6 +78,7 @@ typedef struct {
     ucp_rkey_h wkey, ckey; /* window memory (static flavors), control block */
     uint64_t wbase, cbase;
     long unflushed;   /* puts and non-fetching atomics since the last flush started */
+    long notes;       /* notifications since then (not in tp_out: nbr_ucx_settled) */
     int dirty;        /* on the window's dirty list */
     uint64_t sent[4]; /* notifications: the last value sent per slot (NBR_NS_*) */
     uint64_t guess[2]; /* the last value seen of each control word (the CSWAP loop's guess) */
@@ -95,6 +98,7 @@ typedef struct {
     ucp_mem_h wmem, cmem;
     ucx_pair_t *pair; /* by rank */
     int *dirty, ndirty;
+    long notes_flushing; /* notifications whose flush is in flight */
     ucx_lreg_t *lr; /* dynamic: my attached regions' registrations */
     int nlr, caplr;
 } ucx_win_t;
@@ -114,7 +118,8 @@ typedef struct ucx_op {
     int acct;    /* what its end settles: ACCT_* */
     nbr_req_t *req;
     nbr_tp_cell_t *cell;
-    long n; /* OP_FLUSH: the operations it completes */
+    long n;     /* OP_FLUSH: the operations it completes */
+    long notes; /* OP_FLUSH: the notifications it completes */
     /* atomics: operand, reply (CSWAP: the new value in, the old out) */
     uint64_t operand, reply;
     int amo, word; /* NBR_AMO_*, NBR_W_* */
@@ -203,8 +208,10 @@ static void op_done(ucx_op_t *o, ucs_status_t st)
         nbr_req_op_done(o->req, err);
         nbr_req_release(o->req);
     }
-    if (o->acct == ACCT_FLUSH)
+    if (o->acct == ACCT_FLUSH) {
         tp_out_add(w, o->rank, -o->n);
+        ((ucx_win_t *)w->tp)->notes_flushing -= o->notes;
+    }
     else if (o->acct == ACCT_OUT)
         tp_out_add(w, o->rank, -1);
     else if (o->acct == ACCT_TRY)
@@ -257,13 +264,6 @@ static void cb_send(void *request, ucs_status_t st, void *user)
     if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && st == UCS_OK && cadd_again(o))
         return;
     op_done(o, st);
-}
-
-static void cb_wflush(void *request, ucs_status_t st, void *user)
-{
-    (void)st;
-    ucp_request_free(request);
-    *(volatile int *)user = 1;
 }
 
 /* An operation UCP returned: complete now (NULL), failed, or in flight (its callback ends it). */
@@ -517,19 +517,35 @@ static void ucx_notify(nbr_win_t *w, int r, int slot, uint64_t v)
                                  offsetof(nbr_peer_ctr_t, fence), offsetof(nbr_peer_ctr_t, freed)};
     uint64_t ra = p->cbase + sizeof(nbr_ctl_t) + (uint64_t)w->rank * sizeof(nbr_peer_ctr_t) +
                   at[slot];
-    /* Not counted in tp_out: nothing waits for a notification's arrival but the window's free,
-     * which flushes the worker before it lets the keys go (as am sends a done notification
-     * without a token). */
-    ucx_op_t *o = op_new(w, r, OP_NOTIFY, ACCT_NONE);
+    /* A PSCW post or done id, or a fence arrival: not counted in tp_out — nothing waits for
+     * its arrival (as am sends a done notification without a token) but the window's free,
+     * which settles them first (nbr_ucx_settled) while every peer still serves. The FREED
+     * notice is a fetching add, counted: its reply is sent when the peer applied it, so waiting
+     * for it after the free barrier needs nothing more of a peer that may have moved on. */
+    const int freed = slot == NBR_NS_FREED;
+    ucx_op_t *o = op_new(w, r, freed ? OP_AMO : OP_NOTIFY, freed ? ACCT_OUT : ACCT_NONE);
     if (!o) {
         if (!w->tp_err)
             w->tp_err = MPI_ERR_NO_MEM;
         return;
     }
     o->operand = delta;
+    o->amo = NBR_AMO_FADD;
     ucp_request_param_t prm = send_param(o);
     prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
     prm.datatype = ucp_dt_make_contig(8);
+    if (freed) {
+        tp_out_add(w, r, 1);
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = &o->reply;
+    } else {
+        ucx_win_t *uw = w->tp;
+        p->notes++;
+        if (!p->dirty) {
+            p->dirty = 1;
+            uw->dirty[uw->ndirty++] = r;
+        }
+    }
     nbr_ucx_stats.amos++;
     (void)launched(o, ucp_atomic_op_nbx(p->ep, UCP_ATOMIC_OP_ADD, &o->operand, 1, ra, p->ckey,
                                         &prm));
@@ -541,13 +557,15 @@ static void flush_pair(nbr_win_t *w, int r)
 {
     ucx_win_t *uw = w->tp;
     ucx_pair_t *p = &uw->pair[r];
-    if (!p->unflushed)
+    if (!p->unflushed && !p->notes)
         return;
     ucx_op_t *o = op_new(w, r, OP_FLUSH, ACCT_FLUSH);
     if (!o)
         return; /* tried again at the next poll */
     o->n = p->unflushed;
-    p->unflushed = 0;
+    o->notes = p->notes;
+    uw->notes_flushing += p->notes;
+    p->unflushed = p->notes = 0;
     nbr_ucx_stats.flushes++;
     ucp_request_param_t prm = send_param(o);
     (void)launched(o, ucp_ep_flush_nbx(p->ep, &prm));
@@ -568,6 +586,17 @@ static void ucx_flush(nbr_win_t *w, int r)
         uw->pair[uw->dirty[i]].dirty = 0;
     }
     uw->ndirty = 0;
+}
+
+/* Before the free barrier's notices: every notification of the window flushed (each peer still
+ * serves then: it waits for this rank's notice). 1 when nothing is left. */
+int nbr_ucx_settled(nbr_win_t *w)
+{
+    ucx_win_t *uw = w->tp;
+    if (!uw)
+        return 1;
+    ucx_flush(w, NBR_FLUSH_ALL);
+    return uw->notes_flushing == 0;
 }
 
 long nbr_ucx_outstanding(void)
@@ -798,8 +827,8 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
     return rc;
 }
 
-/* After the free barrier: my operations are complete (the barrier waited for them), my
- * notifications flushed here, then the keys and registrations go. */
+/* After the free barrier: my operations are complete (the barrier waited for them, and for my
+ * notifications: nbr_ucx_settled), then the keys and registrations go. */
 void nbr_ucx_win_teardown(nbr_win_t *w)
 {
     ucx_win_t *uw = w->tp;
@@ -807,26 +836,16 @@ void nbr_ucx_win_teardown(nbr_win_t *w)
         return;
     w->tp = NULL;
     w->unordered = 0;
-    if (worker && uw->pair) {
-        int nucx = 0;
-        for (int r = 0; r < w->size; r++)
-            nucx += w->t[r].net == NBR_NET_UCX;
-        if (nucx) {
-            volatile int done = 0;
-            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                       UCP_OP_ATTR_FIELD_USER_DATA,
-                                       .cb.send = cb_wflush,
-                                       .user_data = (void *)&done};
-            ucs_status_ptr_t s = ucp_worker_flush_nbx(worker, &prm);
-            long spins = 0;
-            if (s && !UCS_PTR_IS_ERR(s))
-                while (!done) {
-                    nbr_ucx_progress();
-                    if (!done)
-                        nbr_wait_step(&spins);
-                }
-        }
+    /* The FREED notices' replies (the free barrier waited for everything else; they were sent
+     * when the peers applied the notices) before the keys go. */
+    long spins = 0;
+    w->tp = uw;
+    while (worker && __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)) {
+        nbr_ucx_progress();
+        if (__atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE))
+            nbr_wait_step(&spins);
     }
+    w->tp = NULL;
     for (int r = 0; uw->pair && r < w->size; r++) {
         ucx_pair_t *p = &uw->pair[r];
         if (p->wkey)
@@ -913,8 +932,44 @@ void nbr_ucx_finalize(void)
     if (ucx_state <= 0)
         return;
     NBR_ENTER();
-    /* The endpoints go with the worker: closing them one by one would wait for peers that may
-     * have finalized already (every window was freed, so nothing is in flight). */
+    /* Every endpoint closed in flush mode, all at once: its peer is in MPI_Finalize too (every
+     * window was freed) and progresses its worker here, which completes the closes. Bounded:
+     * a peer without UCX or gone already must not hold this process (the worker's destruction
+     * then takes what is left). */
+    int open = 0;
+    ucs_status_ptr_t *cl = calloc((size_t)(nworld ? nworld : 1), sizeof *cl);
+    for (int r = 0; cl && eps && r < nworld; r++)
+        if (eps[r]) {
+            ucp_request_param_t prm = {.op_attr_mask = 0};
+            cl[r] = ucp_ep_close_nbx(eps[r], &prm);
+            if (cl[r] && UCS_PTR_IS_ERR(cl[r]))
+                cl[r] = NULL;
+            open += cl[r] != NULL;
+        }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (open) {
+        ucp_worker_progress(worker);
+        open = 0;
+        for (int r = 0; r < nworld; r++)
+            if (cl[r]) {
+                if (ucp_request_check_status(cl[r]) != UCS_INPROGRESS) {
+                    ucp_request_free(cl[r]);
+                    cl[r] = NULL;
+                } else {
+                    open++;
+                }
+            }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (open && (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > 2)
+            break;
+        if (open)
+            sched_yield();
+    }
+    for (int r = 0; cl && r < nworld; r++)
+        if (cl[r])
+            ucp_request_free(cl[r]); /* released: the worker's destruction ends it */
+    free(cl);
     free(eps);
     eps = NULL;
     while (op_free) {
@@ -924,7 +979,7 @@ void nbr_ucx_finalize(void)
     }
     ucp_worker_release_address(worker, my_addr);
     ucp_worker_destroy(worker);
-    ucp_cleanup(ctx);
+    if (!getenv("NBR_UCX_NOCLEANUP")) ucp_cleanup(ctx);
     worker = NULL;
     ctx = NULL;
     ucx_state = 0;
