@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_rdma_conformance.sh — the conformance suite over an RDMA device: every program that runs
 # on libnbrma (suites/conformance/testlist's preload=nbrma and nb_* lines), with NBRMA_NET=ucx,
-# UCX_TLS=rc,ud,self (UCX's InfiniBand/RoCE transports only: nothing may fall back to shared
+# NBRMA_UCX_TLS=rc,ud,self (UCX's InfiniBand/RoCE transports only: nothing may fall back to shared
 # memory or TCP) and NBRMA_RANKS_PER_NODE=1 so that every pair of ranks crosses "nodes". Where
 # no RDMA device has an active port (nbr_verbs_probe, asked through `test_verbs --probe`) the run
 # is skipped with the reason; the ucx cells of make check cover UCX over shared memory and TCP.
@@ -30,7 +30,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     *preload=nbrma* | nb_*) ;;
     *) continue ;;
     esac
-    env="env=NBRMA_NET=ucx env=UCX_TLS=rc,ud,self env=NBRMA_RANKS_PER_NODE=1"
+    env="env=NBRMA_NET=ucx env=NBRMA_UCX_TLS=rc,ud,self env=NBRMA_RANKS_PER_NODE=1"
     case $line in
     *" -- "*) echo "${line%% -- *} $env -- ${line#* -- }" ;;
     *) echo "$line $env" ;;
@@ -42,6 +42,6 @@ TESTLISTS="$tmp/testlist" MPI="$MPI" BUILD="$BUILD" TEST_RUNNER="$TEST_RUNNER" \
     PYTHON="$PYTHON" SAN="${SAN:-}" PROVE="${PROVE:-prove}" sh harness/check.sh >"$tmp/out" 2>&1
 st=$?
 sed 's/^/# /' "$tmp/out"
-t_ok $st "conformance suite over RDMA: $n programs on libnbrma, NBRMA_NET=ucx UCX_TLS=rc,ud,self, one rank per node"
+t_ok $st "conformance suite over RDMA: $n programs on libnbrma, NBRMA_NET=ucx NBRMA_UCX_TLS=rc,ud,self, one rank per node"
 rm -rf "$tmp"
 t_done

@@ -30,6 +30,8 @@ t_like "$tmp" '^UCX: (built with [0-9]+\.[0-9]+, running [0-9.]+|not built in)' 
 UCX_TLS=tcp "$tool" --net >"$tmp" 2>&1
 t_ok $? "nbrma-settings --net runs"
 t_like "$tmp" '^  UCX_TLS=tcp' "UCX's own variables are shown as set"
+NBRMA_UCX_TLS=tcp "$tool" --net >"$tmp" 2>&1
+t_like "$tmp" "NBRMA_UCX_TLS=tcp \\(libnbrma's UCX\\)" "NBRMA_UCX_TLS, for libnbrma's UCX alone, is shown"
 t_like "$tmp" '^RDMA devices' "the RDMA devices libibverbs sees (or none) are listed"
 if grep -q '^UCX: built' "$tmp"; then
     t_like "$tmp" 'tcp/' "with UCX_TLS=tcp the transport toward a peer is tcp"

@@ -1,6 +1,7 @@
 /* u1_ucp_floor.c — U1: the raw UCP floor under libnbrma's ucx transport (issue 22).
  *
- * The same harness as D1/D4, the same UCX (UCX_TLS, UCX_NET_DEVICES as set), no MPI RMA: rank 0
+ * The same harness as D1/D4, the same UCX settings as libnbrma's context (NBRMA_UCX_* first, then
+ * UCX_*: UCX_TLS, UCX_NET_DEVICES), no MPI RMA: rank 0
  * and rank 1 create their own UCP context and worker (features RMA and AMO64, UCX_ATOMIC_MODE=cpu
  * unless set, as libnbrma's ucx transport does), exchange worker addresses and the packed key of
  * a buffer rank 1 registered with ucp_mem_map, and rank 0 times
@@ -59,10 +60,10 @@ static void floor_open(floor_t *f, const nbh_case_t *c, size_t bytes)
     const int me = c->ctx->rank;
     MPI_Comm comm = c->ctx->comm;
     ucp_config_t *cfg;
-    ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
+    ucs_status_t st = ucp_config_read("NBRMA", NULL, &cfg); /* as libnbrma: NBRMA_UCX_* first */
     if (st != UCS_OK)
         die("ucp_config_read", st);
-    if (!getenv("UCX_ATOMIC_MODE"))
+    if (!getenv("UCX_ATOMIC_MODE") && !getenv("NBRMA_UCX_ATOMIC_MODE"))
         ucp_config_modify(cfg, "ATOMIC_MODE", "cpu");
     ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                       .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64};

@@ -46,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <ucp/api/ucp.h>
 
@@ -638,14 +637,16 @@ static int ucx_start(void)
     if (ucx_state)
         return ucx_state > 0;
     ucx_state = -1;
+    /* UCX's variables for this context: NBRMA_UCX_<NAME> where set (libnbrma's context only),
+     * else UCX_<NAME> (which the MPI library's own UCX reads too). */
     ucp_config_t *cfg;
-    ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
+    ucs_status_t st = ucp_config_read("NBRMA", NULL, &cfg);
     if (st != UCS_OK) {
         snprintf(ucx_why, sizeof ucx_why, "ucp_config_read: %s", ucs_status_string(st));
         return 0;
     }
     /* A node's load/store peers use CPU atomics on the same words (the file's comment). */
-    if (!getenv("UCX_ATOMIC_MODE"))
+    if (!getenv("UCX_ATOMIC_MODE") && !getenv("NBRMA_UCX_ATOMIC_MODE"))
         (void)ucp_config_modify(cfg, "ATOMIC_MODE", "cpu");
     ucp_params_t prm = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
@@ -927,15 +928,37 @@ int nbr_ucx_rkey_serve(nbr_win_t *w, uint64_t addr, void *buf, size_t cap, size_
     return MPI_ERR_RMA_RANGE;
 }
 
+/* A barrier of every process of the job that keeps this process's worker serving while it
+ * waits (a peer's endpoint close needs our answers). */
+static void serving_barrier(void)
+{
+    MPI_Request b;
+    int done = 0;
+    if (PMPI_Ibarrier(MPI_COMM_WORLD, &b) != MPI_SUCCESS)
+        return;
+    while (!done) {
+        if (worker)
+            ucp_worker_progress(worker);
+        if (PMPI_Test(&b, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return;
+        if (!done)
+            sched_yield();
+    }
+}
+
+/* MPI_Finalize, in every process (collective: it is): first every process stops issuing (a
+ * barrier), then all endpoints close in flush mode while every peer serves, then a second
+ * barrier — nobody destroys its worker while a peer's close still needs it (over TCP a worker
+ * that vanished first made its peers' closes time out, and UCX report the endpoint failed). */
 void nbr_ucx_finalize(void)
 {
-    if (ucx_state <= 0)
-        return;
     NBR_ENTER();
-    /* Every endpoint closed in flush mode, all at once: its peer is in MPI_Finalize too (every
-     * window was freed) and progresses its worker here, which completes the closes. Bounded:
-     * a peer without UCX or gone already must not hold this process (the worker's destruction
-     * then takes what is left). */
+    int any = ucx_state > 0, all = 0;
+    if (PMPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS || !all) {
+        NBR_LEAVE();
+        return; /* no process ran UCX (every process answers the same) */
+    }
+    serving_barrier();
     int open = 0;
     ucs_status_ptr_t *cl = calloc((size_t)(nworld ? nworld : 1), sizeof *cl);
     for (int r = 0; cl && eps && r < nworld; r++)
@@ -946,8 +969,6 @@ void nbr_ucx_finalize(void)
                 cl[r] = NULL;
             open += cl[r] != NULL;
         }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     while (open) {
         ucp_worker_progress(worker);
         open = 0;
@@ -960,16 +981,11 @@ void nbr_ucx_finalize(void)
                     open++;
                 }
             }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (open && (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > 2)
-            break;
         if (open)
             sched_yield();
     }
-    for (int r = 0; cl && r < nworld; r++)
-        if (cl[r])
-            ucp_request_free(cl[r]); /* released: the worker's destruction ends it */
     free(cl);
+    serving_barrier();
     free(eps);
     eps = NULL;
     while (op_free) {
@@ -977,9 +993,11 @@ void nbr_ucx_finalize(void)
         op_free = o->next;
         free(o);
     }
-    ucp_worker_release_address(worker, my_addr);
-    ucp_worker_destroy(worker);
-    if (!getenv("NBR_UCX_NOCLEANUP")) ucp_cleanup(ctx);
+    if (ucx_state > 0) {
+        ucp_worker_release_address(worker, my_addr);
+        ucp_worker_destroy(worker);
+        ucp_cleanup(ctx);
+    }
     worker = NULL;
     ctx = NULL;
     ucx_state = 0;
@@ -996,9 +1014,16 @@ void nbr_ucx_describe(void *stream, int verbose)
     ucp_get_version(&maj, &min, &rel);
     fprintf(f, "UCX: built with %d.%d, running %u.%u.%u (%s); NBRMA_NET=%s\n", UCP_API_MAJOR,
             UCP_API_MINOR, maj, min, rel, ucp_get_version_string(), nbr_cfg.NET);
+    /* NBRMA_UCX_<NAME> steers libnbrma's context alone; UCX_<NAME> also the MPI library's. */
     const char *v[] = {"UCX_TLS", "UCX_NET_DEVICES", "UCX_ATOMIC_MODE"};
-    for (int i = 0; i < 3; i++)
-        fprintf(f, "  %s=%s\n", v[i], getenv(v[i]) ? getenv(v[i]) : "(unset)");
+    for (int i = 0; i < 3; i++) {
+        char own[64];
+        snprintf(own, sizeof own, "NBRMA_%s", v[i]);
+        fprintf(f, "  %s=%s", v[i], getenv(v[i]) ? getenv(v[i]) : "(unset)");
+        if (getenv(own))
+            fprintf(f, "  %s=%s (libnbrma's UCX)", own, getenv(own));
+        fputc('\n', f);
+    }
     if (!verbose)
         return;
     if (!ucx_start()) {
