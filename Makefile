@@ -9,6 +9,7 @@
 #   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
 #   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
 #   make perfgate [MPI=...]                 compare the fast paths with that baseline
+#   make labs [MPI=...]                     build the teaching labs (labs/README.md)
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #   make format                             clang-format the C sources
 
@@ -35,8 +36,9 @@ include harness/tests/module.mk
 include suites/conformance/module.mk
 include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
+include labs/module.mk
 
-.PHONY: all deps check bench plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all deps labs check bench plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -51,8 +53,14 @@ endif
 	@mkdir -p $(@D) && touch $@
 deps: $(DEPS_STAMP)
 
-check: $(DEPS_STAMP)
+# The teaching labs (labs/README.md): what they use, then every lab's programs (labs/module.mk).
+labs: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory $(LAB_BINS) $(BUILD)/labs/.py-ok
+	@echo "labs: built $(words $(LAB_DIRS)) labs ($(LAB_DIRS)) for $(MPI); run labs/<lab>/check"
+
+check: $(DEPS_STAMP)
+	$(MAKE) --no-print-directory all labs
 	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) FULL=$(FULL) \
 	  PROVE="$(PROVE)" sh harness/check.sh
 

@@ -116,6 +116,11 @@ static int record(nbr_win_t *w, nbr_rec_t *r)
         nbr_req_release(w->got_req);
         w->got_req = NULL;
     }
+    /* The call has its request (got_req): what the engine issues now — a lock try, a release, a
+     * notification of another epoch — must not become the call's request (tok_new makes one
+     * for the first remote operation of an R-variant). That happened: the application then
+     * waited on a notification's request, and the recorded call's leaked. */
+    w->want_req = 0;
     nbr_progress();
     return rc;
 }

@@ -411,6 +411,16 @@ static void job_scatter(am_unpack_t *j, int64_t pos, const char *in, int64_t len
     }
 }
 
+/* Token `tok` carries a piece of job's stream at position pos. */
+static void tok_job(uint32_t tok, am_unpack_t *job, int64_t pos)
+{
+    if (!job || tok >= ntok || !toks[tok].used)
+        return;
+    job->refs++;
+    toks[tok].job = job;
+    toks[tok].pos = pos;
+}
+
 /* ---- tokens ---------------------------------------------------------------------------------- */
 
 static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint32_t *out)
@@ -427,8 +437,9 @@ static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint3
         toks[ntok].next_free = UINT32_MAX;
         free_tok = ntok++;
     }
-    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY). */
-    if (!w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
+    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY);
+     * a lock try is never one. */
+    if (!cell && !w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
         w->got_req = w->op_req;
     uint32_t i = free_tok;
     am_tok_t *t = &toks[i];
@@ -574,6 +585,45 @@ int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
     return MPI_SUCCESS;
 }
 
+/* A rendezvous get: my receive of n bytes into `into` is posted before the request h (kind,
+ * off, len, and for packed gets a, set; `lay` follows it) goes out, and the target's data, not a
+ * reply, completes the token. With a job, `into` is scratch holding a piece of a packed stream
+ * at position pos: scattered into the origin's buffer and freed when it arrives. */
+static int rndv_get(nbr_win_t *w, int r, am_hdr_t *h, const void *lay, size_t laylen, char *into,
+                    size_t n, struct am_unpack *job, int64_t pos)
+{
+    credit_wait(w->t[r].wrank);
+    uint32_t tok;
+    int rc = tok_new(w, r, NULL, NULL, &tok);
+    if (rc != MPI_SUCCESS) {
+        if (job)
+            free(into);
+        return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
+    }
+    toks[tok].rndv_get = 1;
+    tok_job(tok, job, pos);
+    MPI_Request q;
+    rc = PMPI_Irecv(into, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
+    if (rc == MPI_SUCCESS &&
+        (rc = act_add(q, (am_act_t){.what = A_GET_RECV,
+                                    .peer = w->t[r].wrank,
+                                    .tok = tok,
+                                    .buf = job ? into : NULL,
+                                    .size = n})) != MPI_SUCCESS) {
+        (void)PMPI_Cancel(&q);
+        (void)PMPI_Request_free(&q);
+    }
+    if (rc != MPI_SUCCESS) {
+        if (job)
+            free(into);
+        tok_done(tok, rc, 0);
+        return nbr_err(w, "libnbrma (am)", rc, "posting a receive for rank %d failed", r);
+    }
+    h->tok = tok; /* for an error report only: the data completes the token */
+    return send_req(w, r, h, lay, laylen, NULL, 0); /* on failure the posted receive stays: the
+                                                        window's free reports the loss */
+}
+
 int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
 {
     char *d = dst;
@@ -584,31 +634,12 @@ int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
             h.len = len;
             return issue(w, r, &h, NULL, 0, NULL, 0, d, NULL);
         }
-        /* Rendezvous: my receive is posted before the target can send. */
         size_t n = len < (size_t)AM_RNDV_MAX ? len : (size_t)AM_RNDV_MAX;
-        credit_wait(w->t[r].wrank);
-        uint32_t tok;
-        int rc = tok_new(w, r, NULL, NULL, &tok);
-        if (rc != MPI_SUCCESS)
-            return nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
-        toks[tok].rndv_get = 1;
-        MPI_Request q;
-        rc = PMPI_Irecv(d, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
-        if (rc == MPI_SUCCESS &&
-            (rc = act_add(q, (am_act_t){.what = A_GET_RECV, .peer = w->t[r].wrank, .tok = tok})) !=
-                MPI_SUCCESS) {
-            (void)PMPI_Cancel(&q);
-            (void)PMPI_Request_free(&q);
-        }
-        if (rc != MPI_SUCCESS) {
-            tok_done(tok, rc, 0);
-            return nbr_err(w, "libnbrma (am)", rc, "posting a receive for rank %d failed", r);
-        }
         h.kind = K_GET_RNDV;
         h.len = n;
-        h.tok = tok; /* for an error report only: the data completes the token */
-        if ((rc = send_req(w, r, &h, NULL, 0, NULL, 0)) != MPI_SUCCESS)
-            return rc; /* the posted receive stays: the window's free reports the loss */
+        int rc = rndv_get(w, r, &h, NULL, 0, d, n, NULL, 0);
+        if (rc != MPI_SUCCESS)
+            return rc;
         d += n;
         off += (MPI_Aint)n;
         len -= n;
@@ -751,15 +782,6 @@ static int side_job(nbr_win_t *w, const nbr_tp_side_t *sd, am_unpack_t **job)
     return MPI_SUCCESS;
 }
 
-static void tok_job(uint32_t tok, am_unpack_t *job, int64_t pos)
-{
-    if (!job || tok >= ntok || !toks[tok].used)
-        return;
-    job->refs++;
-    toks[tok].job = job;
-    toks[tok].pos = pos;
-}
-
 int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
                       const nbr_tp_side_t *dst, int64_t total)
 {
@@ -778,7 +800,6 @@ int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
                 tok_job(h.tok, job, pos);
             continue;
         }
-        /* Rendezvous: my receive is posted before the target can send. */
         n = n < AM_RNDV_MAX ? n : AM_RNDV_MAX;
         char *into = direct ? direct : malloc((size_t)n);
         if (!into) {
@@ -786,38 +807,9 @@ int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
                          (long)n);
             break;
         }
-        credit_wait(w->t[r].wrank);
-        uint32_t tok;
-        if ((rc = tok_new(w, r, NULL, NULL, &tok)) != MPI_SUCCESS) {
-            if (!direct)
-                free(into);
-            rc = nbr_err(w, "libnbrma (am)", rc, "out of memory for an operation in flight");
-            break;
-        }
-        toks[tok].rndv_get = 1;
-        tok_job(tok, job, pos);
-        MPI_Request q;
-        rc = PMPI_Irecv(into, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
-        if (rc == MPI_SUCCESS &&
-            (rc = act_add(q, (am_act_t){.what = A_GET_RECV,
-                                        .peer = w->t[r].wrank,
-                                        .tok = tok,
-                                        .buf = direct ? NULL : into,
-                                        .size = (size_t)n})) != MPI_SUCCESS) {
-            (void)PMPI_Cancel(&q);
-            (void)PMPI_Request_free(&q);
-        }
-        if (rc != MPI_SUCCESS) {
-            if (!direct)
-                free(into);
-            tok_done(tok, rc, 0);
-            rc = nbr_err(w, "libnbrma (am)", rc, "posting a receive for rank %d failed", r);
-            break;
-        }
         h.kind = K_GET_PACKED_RNDV;
         h.len = (uint64_t)n;
-        h.tok = tok; /* for an error report only: the data completes the token */
-        rc = send_req(w, r, &h, lay, laylen, NULL, 0);
+        rc = rndv_get(w, r, &h, lay, laylen, into, (size_t)n, job, pos);
     }
     job_put(job);
     return rc;
@@ -830,6 +822,10 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
     static char piece[AM_EAGER]; /* under the big lock */
     int64_t budget = AM_EAGER - (int64_t)laylen;
     budget -= budget % ext; /* whole elements: the target applies the operation per element */
+    if (nbr_op_index(op) < 0 || nbr_dtype_index(basic) < 0 || budget <= 0)
+        return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
+                       "packed accumulate with %s on %s cannot be shipped", nbr_op_name(op),
+                       nbr_dtype_name(basic));
     am_unpack_t *job = NULL;
     int rc = res ? side_job(w, res, &job) : MPI_SUCCESS;
     nbr_lay_cur_t c;
@@ -844,10 +840,6 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         h.type = nbr_dtype_index(basic);
         n = total - pos < budget ? total - pos : budget;
         h.len = (uint64_t)n;
-        if (h.op < 0 || h.type < 0 || budget <= 0)
-            return nbr_err(w, "libnbrma (am)", MPI_ERR_INTERN,
-                           "packed accumulate with %s on %s cannot be shipped", nbr_op_name(op),
-                           nbr_dtype_name(basic));
         const char *data = src && op != MPI_NO_OP ? side_bytes(src, &c, pos, piece, n) : NULL;
         rc = issue(w, r, &h, lay, laylen, data, data ? (size_t)n : 0,
                    res && !job ? (char *)res->buf + pos : NULL, NULL);

@@ -53,6 +53,10 @@ ACC = {"MPI_Accumulate", "MPI_Raccumulate", "MPI_Get_accumulate", "MPI_Rget_accu
 FLAG_AAAR, FLAG_AAER, FLAG_EAER, FLAG_EAAR = 1, 2, 4, 8
 
 
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
 def die(msg):
     print("rmacheck: " + msg, file=sys.stderr)
     sys.exit(2)
@@ -237,7 +241,7 @@ class Analysis:
 
     def desc_ls(self, l):
         return {"rank": l.ev.rank, "access": "store" if l.write else "load", "pc": l.ev.pc,
-                "epoch": l.epochs or "none"}
+                "epoch": l.epochs or "none (outside any epoch on this window)"}
 
     def misuse(self, ev, win, what):
         self.report("epoch-misuse", win, ev.rank, None, None,
@@ -298,11 +302,24 @@ class Analysis:
                     ep.append("lock-%s" % ("exclusive" if s["locks"][a.owner][0] else "shared"))
                 if s["lock_all"] is not None:
                     ep.append("lock_all")
-                a.epochs = ",".join(ep)
+                if s["start"] is not None:
+                    ep.append("start #%d" % s["start"][2])
+                if s["post"] is not None:
+                    ep.append("exposure (between MPI_Win_post and MPI_Win_wait)")
+                if s["fence"]:
+                    ep.append("fence #%d (between this rank's MPI_Win_fence calls %d and %d)"
+                              % (s["fence_no"], s["fence_no"], s["fence_no"] + 1))
+                closing = any(rq[0] == "close" and rq[1] == a.win for rq in reqs.values())
+                if not ep and closing:
+                    ep.append("none (a nonblocking closing call was made, its request not yet"
+                              " completed)")
+                elif not ep and s["nosucceed"]:
+                    ep.append("none (after MPI_Win_fence call %d, whose MPI_MODE_NOSUCCEED ended"
+                              " the fence epochs)" % s["fence_no"])
+                a.epochs = ", ".join(ep)
                 a.ev.f = (s["locks"].get(a.owner, (None,))[0] if a.owner in s["locks"] else
                           (False if s["lock_all"] is not None else None),
-                          any(rq[0] == "close" and rq[1] == a.win for rq in reqs.values()),
-                          s["fence_no"] if s["fence"] else -1)
+                          closing, s["fence_no"] if s["fence"] else -1)
                 self.ls.append(a)
                 continue
             if k == "hz":
@@ -498,8 +515,8 @@ class Analysis:
                 s["unclocked"] = []
         if base == "MPI_Win_fence":
             if a1 & MODE_NOPRECEDE and s["fence_ops"] > 0:
-                self.misuse(ev, gid, "MPI_Win_fence(MPI_MODE_NOPRECEDE) after %d RMA operations"
-                            " issued in the epoch it closes" % s["fence_ops"])
+                self.misuse(ev, gid, "MPI_Win_fence(MPI_MODE_NOPRECEDE) after %s issued in"
+                            " the epoch it closes" % plural(s["fence_ops"], "RMA operation"))
             close(None)
             s["fence_no"] += 1
             s["fence_ops"] = 0
@@ -579,8 +596,8 @@ class Analysis:
             if s["post"] is not None:
                 open_.append("post")
             if s["pending"]:
-                open_.append("%d RMA operations not completed by a synchronization" %
-                             len(s["pending"]))
+                open_.append("%s not completed by a synchronization" %
+                             plural(len(s["pending"]), "RMA operation"))
             if open_:
                 ev.kind = "MPI_Win_free"
                 self.misuse(ev, gid, "MPI_Win_free with an open epoch (%s)" % ", ".join(open_))
@@ -594,9 +611,10 @@ class Analysis:
             for s_ev, p_ev in zip(sts, posts):
                 post_of[(id(s_ev), t)] = p_ev
             if len(posts) != len(sts):
-                self.misuse(sts[0], gid, "rank %d started %d access epochs toward rank %d, which"
-                            " posted %d exposure epochs to it (start/post group mismatch)"
-                            % (o, len(sts), t, len(posts)))
+                self.misuse(sts[0], gid, "rank %d started %s toward rank %d, which posted %s"
+                            " to it (start/post group mismatch)"
+                            % (o, plural(len(sts), "access epoch"), t,
+                               plural(len(posts), "exposure epoch")))
         for op in self.ops:
             if op.start_ev is not None:
                 op.post_ev = post_of.get((id(op.start_ev), op.target))
@@ -798,6 +816,98 @@ class Analysis:
                            "nonblocking-epoch" else ""))
 
 
+# ---- the report ----------------------------------------------------------------------------
+
+def fix_hint(h, reorder=False):
+    """One line telling a user how hazards of this kind are usually fixed (for students first:
+    labs/), chosen from the kind and what the report says; reorder: the window has a reorder
+    flag set on some rank."""
+    kind, what = h["kind"], h["what"]
+    a, b = h["first"] or {}, h["second"] or {}
+    acc = {a.get("access"), b.get("access")}
+    eps = " ".join(str(x.get("epoch", "")) for x in (a, b))
+    if kind == "conflicting-rma":
+        if a.get("rank") == b.get("rank"):
+            return ("complete the first access before issuing the second (MPI_Win_flush in a"
+                    " passive epoch, or a new epoch), or make them touch different bytes")
+        if acc & {"MPI_Get", "MPI_Rget"} and ("lock-shared" in eps or "lock_all" in eps):
+            return ("a read-modify-write under a shared lock races with the other origins: use"
+                    " MPI_Fetch_and_op or MPI_Compare_and_swap, or MPI_LOCK_EXCLUSIVE")
+        if acc & ACC or acc <= {"MPI_Put", "MPI_Rput"}:
+            return ("to add up values use MPI_Accumulate (same op and type on both sides);"
+                    " else synchronize between the accesses or give each origin its own bytes")
+        return ("separate the two accesses by a synchronization (fence, complete/wait,"
+                " unlock/lock, flush) or make them touch different bytes")
+    if kind == "rma-vs-local":
+        ep = str(b.get("epoch", ""))
+        if ep.startswith("fence"):
+            return ("move the load/store after the MPI_Win_fence that ends this epoch (or before"
+                    " the one that opened it): only then are the epoch's puts and gets complete")
+        if "exposure" in ep:
+            return ("move the load/store after MPI_Win_wait (or before MPI_Win_post): the"
+                    " origins' accesses are complete only when MPI_Win_wait returns")
+        return ("touch window memory only after the RMA access is complete and you know it (the"
+                " origin's unlock/flush, then a message or barrier), or lock your own window"
+                " exclusively around the load/store")
+    if kind == "origin-buffer":
+        if "result buffer" in what:
+            return ("use a get's result only after it completed: MPI_Win_flush_local (or flush,"
+                    " unlock, complete, fence) first, or MPI_Wait on the MPI_Rget request")
+        return ("reuse a put/accumulate's origin buffer only after it completed locally:"
+                " MPI_Win_flush_local (or flush, unlock, complete, fence) first, or use another"
+                " buffer")
+    if kind == "epoch-misuse":
+        for key, hint in (
+                ("MPI_MODE_NOPRECEDE", "drop MPI_MODE_NOPRECEDE: it promises that no RMA call of"
+                 " this rank precedes the fence in the epoch it closes"),
+                ("MPI_MODE_NOSUCCEED", "drop MPI_MODE_NOSUCCEED from that fence, or open a new"
+                 " epoch before the RMA call"),
+                ("MPI_MODE_NOPUT", "drop MPI_MODE_NOPUT from that fence: another rank puts or"
+                 " accumulates into this window in the next epoch"),
+                ("MPI_MODE_NOSTORE", "drop MPI_MODE_NOSTORE from that fence: this rank stored"
+                 " into its window since the previous fence"),
+                ("start group", "put every target of the access epoch in the group given to"
+                 " MPI_Win_start"),
+                ("outside any access epoch", "open an epoch toward that rank first"
+                 " (MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all)"),
+                ("nested lock", "close the open epoch (MPI_Win_unlock/unlock_all) before locking"
+                 " again: one passive epoch per target at a time, and lock_all covers all"),
+                ("passive-target epoch", "flush only between MPI_Win_lock/lock_all and the"
+                 " matching unlock; active-target epochs complete at fence, complete or wait"),
+                ("group mismatch", "make the groups match epoch by epoch: each MPI_Win_start"
+                 " names the ranks that post to it, each MPI_Win_post those that start to it"),
+                ("MPI_Win_free", "close every epoch (unlock, complete, wait, a last fence)"
+                 " before MPI_Win_free"),
+                ("without", "pair every closing call with the opening call of its epoch")):
+            if key in what:
+                return hint
+        return "open and close epochs in matching pairs, with assertions that are true"
+    if kind == "nonblocking-epoch":
+        if "reorder flag" in what:
+            return ("wait for the first epoch's request before opening the second, make them"
+                    " touch different bytes, or create the window without that reorder flag")
+        if reorder and "buffer" not in what:
+            return ("a reorder flag of this window lets the epochs overlap: complete the earlier"
+                    " epoch's request before touching that memory, or drop the flag")
+        return ("complete the nonblocking call's request (MPI_Wait/MPI_Test) before touching"
+                " that buffer or window memory")
+    return ""
+
+
+def hazard_where(h):
+    """Where a hazard is, for its first line: the target's bytes; the origin's own buffer; the
+    rank whose calls misuse the window (never "target rank" for a rank's own misuse)."""
+    first = h["first"] or {}
+    if h["bytes"]:
+        return "target rank %d, bytes [%d, %d)" % (h["target"], h["bytes"][0], h["bytes"][1])
+    if h["kind"] == "epoch-misuse":
+        return "rank %d" % first.get("rank", h["target"])
+    if "rank" in first and h["target"] >= 0:
+        return "rank %d's %s toward rank %d" % (first["rank"], first.get("access", "RMA call"),
+                                                 h["target"])
+    return "target rank %d" % h["target"]
+
+
 def main(argv):
     json_out = None
     keep = False
@@ -917,13 +1027,17 @@ def main(argv):
         print("rmacheck: note: the program exited with status %d; analyzed what it recorded"
               % proc.returncode, file=out)
     for h in an.hazards:
-        rng = ("bytes [%d, %d)" % tuple(h["bytes"])) if h["bytes"] else ""
-        print("rmacheck: hazard %s: window %s, target rank %d%s: %s" % (
-            h["kind"], h["window"], h["target"], ", " + rng if rng else "", h["what"]), file=out)
+        w = an.wins.get(h["window"])
+        h["hint"] = fix_hint(h, reorder=bool(w and any(w.flags.values())))
+        print("rmacheck: hazard %s: window %s, %s: %s" % (h["kind"], h["window"],
+                                                         hazard_where(h), h["what"]), file=out)
         for tag, s in (("first", h["first"]), ("second", h["second"])):
             if s:
-                print("  %-6s rank %d %s at %s, epoch %s" % (tag, s["rank"], s["access"],
-                                                            s["where"], s["epoch"]), file=out)
+                print("  %-6s rank %d %s at %s%s" % (tag, s["rank"], s["access"], s["where"],
+                                                    "" if s["epoch"] in ("-", "?") else
+                                                    ", epoch " + s["epoch"]), file=out)
+        if h["hint"]:
+            print("  how to fix: %s" % h["hint"], file=out)
     nodes = {n[0] for n in an.nodes.values()}
     stores = {n[2] for n in an.nodes.values()}
     if json_out:

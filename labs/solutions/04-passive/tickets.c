@@ -1,0 +1,110 @@
+/* tickets.c — lab 4: a shared ticket dispenser, passive target (labs/04-passive/README.md).
+ *
+ * Rank 0's window holds one int, the dispenser: the number of the next ticket. Every rank takes
+ * K tickets, one at a time: it reads the dispenser, moves it on by one, and serves the customer
+ * with that ticket number (W milliseconds of work). No rank knows when the others take theirs:
+ * the dispenser is a passive target, accessed in lock epochs.
+ *
+ * At the end rank 0 collects every rank's tickets and checks that they are 0 .. nranks*K-1,
+ * each handed out exactly once, and prints how long it all took next to how long serving took
+ * in all (the sum of every serve, as measured: a busy machine makes a serve last longer than
+ * W). If the ranks serve at the same time, the first is about 1/nranks of the second; if they
+ * serve one customer at a time, it is at least the second.
+ *
+ *   mpiexec -n 3 ./tickets [-k K] [-w W_ms]
+ *
+ * Instructor's solution: take_ticket_and_serve below.
+ */
+#include "labutil.h"
+
+static double served_s; /* the time this rank spent serving, in seconds */
+
+/* Serve a customer: W ms of work that needs the ticket number and nothing else. */
+static void serve(int ticket, int work_ms)
+{
+    const double t = lab_now();
+    (void)ticket;
+    lab_work_ms(work_ms);
+    served_s += lab_now() - t;
+}
+
+/* Take the next ticket from the dispenser in rank 0's window, and serve its customer.
+ *
+ * The fix, in two parts:
+ * 1. The get, +1, put sequence is a read-modify-write that two ranks can interleave under a
+ *    shared lock (both read 5, both write 6: ticket 5 twice, ticket 6 never). MPI_Fetch_and_op
+ *    does it as one atomic operation at the target (MPI-3.1 §11.3.4): it returns the old value
+ *    and adds 1, whatever the other ranks do at the same time. A shared lock is enough, since
+ *    atomics of the same op and type on the same location may run concurrently.
+ *    (MPI_LOCK_EXCLUSIVE around the get and put is correct too, and slower: D7 vs D4.)
+ * 2. Serving the customer needs the ticket, not the dispenser: do it after MPI_Win_unlock.
+ *    Inside the epoch, under an exclusive lock, every other rank would wait for it (Late
+ *    Unlock, A7). */
+static int take_ticket_and_serve(MPI_Win win, int work_ms)
+{
+    int ticket, one = 1;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    MPI_Fetch_and_op(&one, &ticket, MPI_INT, 0, 0, MPI_SUM, win);
+    MPI_Win_unlock(0, win); /* the fetch-and-op is complete: `ticket` holds the old value */
+    serve(ticket, work_ms);
+    return ticket;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, nranks, *dispenser;
+    MPI_Win win;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const int k = lab_arg(argc, argv, "-k", 8), work_ms = lab_arg(argc, argv, "-w", 10);
+    if (k < 1) {
+        if (rank == 0)
+            fprintf(stderr, "tickets: -k must be at least 1\n");
+        MPI_Finalize();
+        return 2;
+    }
+    /* 16 bytes, not 4: MPICH 4.0.2 misplaces RMA on MPI_Win_allocate windows whose size is not
+     * a multiple of 16 bytes (a vendor bug, suites/conformance/known-failures) */
+    MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &dispenser, &win);
+    dispenser[0] = 0;
+    int *mine = malloc(k * sizeof(int)), *all = malloc((size_t)nranks * k * sizeof(int));
+    lab_barrier(MPI_COMM_WORLD); /* the dispenser is set before anybody takes a ticket */
+
+    const double t0 = lab_now();
+    for (int i = 0; i < k; i++)
+        mine[i] = take_ticket_and_serve(win, work_ms);
+    double mytime = lab_now() - t0, maxtime = 0, served_all = 0;
+
+    MPI_Reduce(&mytime, &maxtime, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&served_s, &served_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, k, MPI_INT, all, k, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        const int n = nranks * k;
+        int *count = calloc(n, sizeof(int)), dup = 0, out = 0, missing = 0;
+        for (int i = 0; i < n; i++) {
+            if (all[i] < 0 || all[i] >= n)
+                out++;
+            else if (count[all[i]]++)
+                dup++;
+        }
+        for (int t = 0; t < n; t++)
+            missing += count[t] == 0;
+        printf("tickets: %d ranks took %d tickets each: %d handed out twice, %d never, %d out of"
+               " range\n",
+               nranks, k, dup, missing, out);
+        printf("tickets: %.1f ms in all; serving took %.1f ms summed over the ranks (%d x W ="
+               " %d ms on an idle machine): %.2f of it\n",
+               1e3 * maxtime, 1e3 * served_all, nranks * k, nranks * k * work_ms,
+               maxtime / served_all);
+        printf("lab-result: nranks=%d k=%d work_ms=%d twice=%d never=%d outside=%d total_ms=%.3f"
+               " served_ms=%.3f\n",
+               nranks, k, work_ms, dup, missing, out, 1e3 * maxtime, 1e3 * served_all);
+        free(count);
+    }
+    free(mine);
+    free(all);
+    MPI_Win_free(&win);
+    MPI_Finalize();
+    return 0;
+}
