@@ -124,7 +124,17 @@ static void floor_close(floor_t *f, const nbh_case_t *c)
         ucp_request_param_t prm = {.op_attr_mask = 0};
         wait_req(f, ucp_ep_close_nbx(f->ep, &prm), "ucp_ep_close_nbx");
     }
-    PMPI_Barrier(c->ctx->comm);
+    /* A barrier that keeps the worker serving: over TCP the peer's close needs our answers (a
+     * blocking barrier here hung rank 1's close, as libnbrma's finalize once did). */
+    MPI_Request b;
+    int done = 0;
+    if (PMPI_Ibarrier(c->ctx->comm, &b) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    while (!done) {
+        ucp_worker_progress(f->worker);
+        if (PMPI_Test(&b, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (f->rkey)
         ucp_rkey_destroy(f->rkey);
     if (f->mem)
