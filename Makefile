@@ -2,15 +2,21 @@
 # side by side). The parts' rules live in their own module.mk files included below.
 #
 #   make [MPI=mpich|openmpi] [SAN=1]        build
-#   make check [MPI=...] [SAN=1]            install missing packages, build, run all tests via prove
+#   make check [MPI=...] [SAN=1] [FULL=1]   install missing packages, build, run all tests via prove
+#                                           (FULL=1: also the testlist lines marked `full`)
+#        [LOAD=k] [TIMEOUT_SCALE=f]         k CPU hogs per core during the run; watchdogs x f
 #   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k] [NET=ucx|am]
+#   make summary [MPI=...]                  summary.txt + figures again from results/<mpi>/ alone
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
+#   make compare [MPIS="mpich openmpi"]     one report: results/compare/index.html
 #   make models [MPI=...] [RUNS=N] [QUICK=1]  (N fresh D1-D7 runs, then) fit 001's models
 #   make regress BASELINE=models.json [MPI=...] [SLACK=0.10]  fresh fit vs stored one + perfgate
 #   make baseline [MPI=...]                 re-measure ci/baselines/<mpi>.json (docs/models.md)
 #   make perfgate [MPI=...]                 compare the fast paths with that baseline
 #   make labs [MPI=...]                     build the teaching labs (labs/README.md)
 #   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make config [MPI=...]                   print MPICC, TEST_RUNNER, BUILD, RESULTS
+#   MPI=<any name> MPICC=... MPIEXEC=...    another MPI: build/<name>/, results/<name>/
 #   make format                             clang-format the C sources
 
 .DEFAULT_GOAL := all
@@ -38,7 +44,7 @@ include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
 include labs/module.mk
 
-.PHONY: all deps labs check bench plots models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all config deps labs check bench summary plots compare models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -59,24 +65,62 @@ labs: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory $(LAB_BINS) $(BUILD)/labs/.py-ok
 	@echo "labs: built $(words $(LAB_DIRS)) labs ($(LAB_DIRS)) for $(MPI); run labs/<lab>/check"
 
+FULL ?= 0
+LOAD ?= 0
+TIMEOUT_SCALE ?=
 check: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all labs
-	MPI=$(MPI) BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" PYTHON=$(PYTHON) SAN=$(SAN) FULL=$(FULL) \
-	  PROVE="$(PROVE)" sh harness/check.sh
+	MPI=$(MPI) MPICC="$(MPICC)" MPIEXEC="$(MPIEXEC)" BUILD=$(BUILD) TEST_RUNNER="$(TEST_RUNNER)" \
+	  PYTHON=$(PYTHON) SAN=$(SAN) \
+	  PROVE="$(PROVE)" FULL=$(FULL) LOAD=$(LOAD) RESULTS=$(RESULTS) \
+	  $(if $(TIMEOUT_SCALE),TIMEOUT_SCALE=$(TIMEOUT_SCALE)) sh harness/check.sh
 
 BENCH ?= .
 SERIES ?= vendor,ref,ref-nb
 QUICK ?= 0
+BENCHLISTS ?= suites/patterns/benchlist suites/apps/benchlist
+# The figures are drawn from whatever results exist, also when a step failed or hung; the exit
+# status is then the driver's.
 bench: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
-	$(if $(NET),NBRMA_NET=$(NET)) $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
+	@rc=0; $(if $(NET),NBRMA_NET=$(NET)) $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
 	  $(if $(filter 1,$(QUICK)),--quick) $(if $(NODES),--nodes $(NODES)) \
-	  suites/patterns/benchlist suites/apps/benchlist
-	$(PYTHON) plots/plot.py --results $(RESULTS)
+	  $(BENCHLISTS) || rc=$$?; \
+	$(PYTHON) plots/plot.py --results $(RESULTS) || [ $$rc -ne 0 ] || rc=1; exit $$rc
+
+# summary.txt and the figures again, from results/<mpi>/ alone (nothing runs).
+summary:
+	@rc=0; $(PYTHON) harness/nbrma-bench --summary-only --out $(RESULTS) --mpi $(MPI) \
+	  $(BENCHLISTS) || rc=$$?; \
+	$(PYTHON) plots/plot.py --results $(RESULTS) || [ $$rc -ne 0 ] || rc=1; exit $$rc
 
 plots:
 	$(PYTHON) plots/plot.py --results $(RESULTS)
+
+# One report comparing MPIs (results/compare/index.html, report.txt, plots/): each MPI's
+# results/<mpi>/ is reused when it holds benchmark results (make bench MPI=<mpi> otherwise, with
+# BENCH/SERIES/QUICK as given), and its conformance column comes from results/<mpi>/check.tsv
+# (make check; otherwise the conformance suites alone are run for it). Another MPI's name needs
+# its results first: make bench MPI=name MPICC=... MPIEXEC=..., make check MPI=name ...
+MPIS ?= mpich openmpi
+RESULTS_ROOT ?= results
+COMPARE ?= $(RESULTS_ROOT)/compare
+compare:
+	@for m in $(MPIS); do \
+	  if ! ls $(RESULTS_ROOT)/$$m/*.np*.json >/dev/null 2>&1; then \
+	    echo "make compare: no benchmark results in $(RESULTS_ROOT)/$$m/: make bench MPI=$$m"; \
+	    $(MAKE) --no-print-directory bench MPI=$$m BENCH='$(BENCH)' SERIES='$(SERIES)' \
+	      QUICK=$(QUICK) RESULTS=$(RESULTS_ROOT)/$$m || echo "make compare: make bench MPI=$$m failed; comparing what exists"; \
+	  fi; \
+	  if [ ! -f $(RESULTS_ROOT)/$$m/check.tsv ]; then \
+	    echo "make compare: no $(RESULTS_ROOT)/$$m/check.tsv: the conformance suites on $$m"; \
+	    $(MAKE) --no-print-directory check MPI=$$m TESTLISTS="$$(find suites/conformance -name testlist \
+	      -not -path '*/rmacheck/*' | sort | tr '\n' ' ')" CHECK_RESULTS=$(RESULTS_ROOT)/$$m/check.tsv \
+	      || echo "make compare: conformance failures on $$m (see the matrix)"; \
+	  fi; \
+	done
+	$(PYTHON) harness/nbrma-compare --out $(COMPARE) $(foreach m,$(MPIS),$(RESULTS_ROOT)/$(m))
 
 # Timing models (docs/models.md): RUNS=N first adds N runs of D1-D7 under $(RESULTS)/runs/; the
 # fit uses every run there (and $(RESULTS) itself when it holds D results).
@@ -130,7 +174,7 @@ install: all
 	install -m 644 ref/include/nbrma.h $(INSTDIR)/include/
 	install -m 644 plots/*.gp $(INSTDIR)/share/nbrma/plots/
 	install -m 755 plots/plot.py $(INSTDIR)/share/nbrma/plots/
-	install -m 755 harness/nbrma-bench $(INSTDIR)/share/nbrma/harness/
+	install -m 755 harness/nbrma-bench harness/nbrma-compare $(INSTDIR)/share/nbrma/harness/
 	install -m 644 harness/nbrma_results.py harness/nbrma_models.py $(INSTDIR)/share/nbrma/harness/
 	install -m 755 harness/nbrma-models $(INSTDIR)/share/nbrma/harness/
 	cat suites/patterns/benchlist suites/apps/benchlist >$(INSTDIR)/share/nbrma/benchlist
@@ -148,6 +192,12 @@ uninstall:
 	rm -rf $(INSTDIR)/libexec/nbrma/$(MPI) $(INSTDIR)/share/nbrma $(INSTDIR)/share/doc/nbrma \
 	  $(INSTDIR)/lib/nbrma-$(MPI) $(INSTDIR)/include/nbrma.h
 
+# What make would build with, and where (BUILD, RESULTS): a check before a long run on a cluster.
+config:
+	@echo "MPI=$(MPI)"; echo "MPICC=$(MPICC)"; echo "TEST_RUNNER=$(TEST_RUNNER)"
+	@echo "BUILD=$(BUILD)"; echo "RESULTS=$(RESULTS)"; echo "SAN=$(SAN)"
+	@echo "CFLAGS=$(CFLAGS)"; echo "LDFLAGS=$(LDFLAGS)"
+
 clean:
 	rm -rf $(BUILD)
 distclean:
@@ -157,4 +207,10 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cc')
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+# Objects built with another configuration (mk/config.mk: MPICC, flags, SAN) are rebuilt.
+NBR_OLD_OBJS := $(shell find $(OBJ) -name '*.o' ! -newer $(NBR_CONFIG_STAMP) 2>/dev/null)
+ifneq ($(NBR_OLD_OBJS),)
+$(NBR_OLD_OBJS): $(NBR_CONFIG_STAMP)
+endif
+$(NBR_CONFIG_STAMP): ;
 .SECONDARY:

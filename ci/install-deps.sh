@@ -6,10 +6,12 @@
 # is missing; build there with `make DEPS=0 MPICC=mpicc TEST_RUNNER="srun -n"`.
 set -eu
 # Both MPIs are always installed: the suites compare them, and builds sit side by side. The
-# argument (the MPI make is building for) is only checked.
+# argument (the MPI make is building for) is only checked: another MPI (make MPI=mvapich
+# MPICC=... MPIEXEC=...) is the user's own; the tools around it are still installed here.
 case ${1:-all} in
 mpich | openmpi | all) ;;
-*) echo "install-deps.sh: unknown MPI '$1' (mpich, openmpi or all)" >&2; exit 2 ;;
+*[!A-Za-z0-9_.+-]*) echo "install-deps.sh: '$1' is not an MPI name" >&2; exit 2 ;;
+*) echo "install-deps.sh: MPI '$1' is not a Debian package here: installing the other tools (and MPICH and Open MPI)" >&2 ;;
 esac
 mpi_pkgs="mpich libmpich-dev openmpi-bin libopenmpi-dev"
 pkgs="$mpi_pkgs make gcc g++ libbenchmark-dev libibverbs-dev libucx-dev pkg-config gnuplot-nox perl python3 valgrind procps coreutils"

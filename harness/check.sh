@@ -2,7 +2,7 @@
 # check.sh — `make check`: turn every testlist into prove test files and run prove.
 #
 # A testlist line is   PROGRAM NPROCS [timeout=S] [env=NAME=VALUE ...] [preload=nbrma] [threads]
-#                      [-- ARGS]
+#                      [full] [-- ARGS]
 # ('#' starts a comment). PROGRAM is a built program ($BUILD/tests, $BUILD/conformance or
 # $BUILD/bin) or a script path relative to the testlist's directory. NPROCS 0 runs the program
 # directly (scripts launch MPI themselves). preload=nbrma runs the unmodified program on libnbrma
@@ -10,14 +10,26 @@
 # (lines `MPI REGEX REASON`) marks tests whose name (program and arguments) matches as known
 # vendor failures on that MPI: they run, and report as TAP TODO instead of failing. `threads`
 # marks a test that runs several threads per process: with SAN=thread (ThreadSanitizer) only
-# those run. `full` marks a test of the wide matrices (every transport × setting): it runs only
-# with FULL=1 (make check FULL=1).
-# Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE.
+# those run. `full` marks a test of a wide matrix that runs only with FULL=1 (`make check FULL=1`):
+# keep the representative cell of the matrix without it, so the default run covers every path.
+# Environment (set by make): MPI, BUILD, TEST_RUNNER, PYTHON, SAN, PROVE, FULL, RESULTS, and:
+#   LOAD=k           k CPU hogs per online core (harness/cpuhog.sh) for the whole run: the suite
+#                    as on a shared node. Stopped when this script ends, however it ends.
+#   TIMEOUT_SCALE=f  multiplies every watchdog and every test's own limit (run-test.sh; the
+#                    measured load scales them too).
+#   CHECK_RESULTS    where the per-test results table goes (default RESULTS/check.tsv for a run
+#                    of every testlist, none for a TESTLISTS run): what `make compare` reads.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}" "${PROVE:=prove}"
-: "${PYTHON:=python3}" "${SAN:=}"
+: "${PYTHON:=python3}" "${SAN:=}" "${FULL:=0}" "${LOAD:=0}" "${RESULTS:=results/$MPI}"
+case $LOAD in
+'' | *[!0-9]*) echo "check.sh: LOAD='$LOAD' is not a number of CPU hogs per core (LOAD=2)" >&2; exit 2 ;;
+esac
+case ${TIMEOUT_SCALE:-1} in
+*[!0-9.]* | '' | .) echo "check.sh: TIMEOUT_SCALE='$TIMEOUT_SCALE' is not a positive factor (TIMEOUT_SCALE=2.5)" >&2; exit 2 ;;
+esac
 # Sanitized builds: the MPI libraries keep allocations alive until exit; report our leaks only.
 if [ "$SAN" = 1 ]; then
     # Full unwinding lets leak stacks reach the MPI library frames the suppressions name.
@@ -41,7 +53,7 @@ fi
 ucx_built=0
 "$BUILD/bin/nbrma-settings" 2>/dev/null | grep -q '^UCX: built' && ucx_built=1
 
-n=0
+n=0 nfull=0
 # TESTLISTS (space-separated paths) overrides the search, for testing this script itself.
 lists=${TESTLISTS:-$(find . -name testlist -not -path './build/*' -not -path './.git/*' | sort)}
 tdir="$BUILD/t${TESTLISTS:+-custom}"
@@ -69,7 +81,10 @@ for list in $lists; do
         done
         [ $# -gt 0 ] && shift # the --
         [ "$SAN" != thread ] || [ $threads = 1 ] || continue
-        [ $full = 0 ] || [ "${FULL:-0}" = 1 ] || continue
+        if [ $full = 1 ] && [ "$FULL" != 1 ]; then
+            nfull=$((nfull + 1))
+            continue
+        fi
         case $prog in
         */* | *.sh | *.py) case $dir in /*) path=$dir/$prog ;; *) path=$top/${dir#./}/$prog ;; esac ;;
         *) path=""
@@ -92,7 +107,13 @@ for list in $lists; do
         {
             echo "#!/bin/sh"
             echo "cd '$top'"
-            echo "export MPI='$MPI' BUILD='$BUILD' TEST_RUNNER='$TEST_RUNNER' PYTHON='$PYTHON'"
+            echo "export MPI='$MPI' BUILD='$BUILD' TEST_RUNNER='$TEST_RUNNER' PYTHON='$PYTHON' SAN='$SAN'"
+            # the build's wrapper and launcher, for the tests that run make themselves
+            [ -z "${MPICC:-}" ] || echo "export MPICC='$MPICC'"
+            [ -z "${MPIEXEC:-}" ] || echo "export MPIEXEC='$MPIEXEC'"
+            # what run-test.sh records in the results table (check.tsv): where the test comes
+            # from, the program, ranks, settings and arguments
+            echo "export NBRMA_TEST_ID='$(echo "${dir#./} $(basename "$prog")${preload:+ on-ref} np=$np$(echo "$envs" | tr -d "'" | sed 's/^ */ /; s/^ $//')${1:+ $*}" | tr -d "'")'"
             [ -z "$envs" ] || echo "export $envs"
             [ -z "$preload" ] || echo "export LD_PRELOAD='$preload' NBRMA_IMPL=ref"
             [ -z "$known" ] || echo "export NBRMA_KNOWN_FAILURE='$(echo "$known" | tr -d "'")'"
@@ -103,16 +124,79 @@ for list in $lists; do
         } >"$t"
     done <"$list"
 done
-echo "check.sh: $n tests from testlists ($MPI, $BUILD)" >&2
+echo "check.sh: $n tests from testlists ($MPI, $BUILD)$([ $nfull = 0 ] || echo "; $nfull more with FULL=1")" >&2
 # run-test.sh repeats a run once when the vendor's runtime (not the program, libnbrma or the
 # vendor's communication code) crashed, and logs it here; the log is printed after prove.
 crashlog=$BUILD/vendor-crashes.log
 rm -f "$crashlog"
-# --timer: each test's wall time, so a slow one is easy to find (make check must stay short)
+# Every test's outcome, one line each (run-test.sh): the results table.
+export NBRMA_CHECK_LOG="$top/$tdir/results.log"
+: >"$NBRMA_CHECK_LOG"
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+t_start=$(date +%s)
+hogs=""
+export NBRMA_CHECK_PID=$$ # the hogs' parent (harness/tests/test_check.sh counts them)
+stop_hogs() {
+    [ -z "$hogs" ] || kill $hogs 2>/dev/null || true
+    hogs=""
+}
+trap stop_hogs EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+if [ "$LOAD" -gt 0 ]; then
+    i=0
+    while [ $i -lt $((LOAD * cores)) ]; do
+        sh "$top/harness/cpuhog.sh" $$ &
+        hogs="$hogs $!"
+        i=$((i + 1))
+    done
+    echo "check.sh: LOAD=$LOAD: $((LOAD * cores)) CPU hogs ($LOAD per core on $cores cores) run beside the tests" >&2
+fi
+echo "check.sh: load average at the start: $load_start ($cores cores)${TIMEOUT_SCALE:+; TIMEOUT_SCALE=$TIMEOUT_SCALE}" >&2
+# --timer: each test's wall time, so a slow one is easy to find (make check must stay short);
+# --failures: the failing points (and their reasons) of a failed test file
 rc=0
-$PROVE --timer --exec /bin/sh "$tdir" || rc=$?
+$PROVE --timer --failures --exec /bin/sh "$tdir" || rc=$?
+stop_hogs
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+secs=$(($(date +%s) - t_start))
+echo "check.sh: $n tests in $((secs / 60)) min $((secs % 60)) s; load average at the start $load_start, at the end $load_end ($cores cores$([ "$LOAD" = 0 ] || echo ", LOAD=$LOAD"))"
+# The slowest tests (make check must stay short: candidates for `full`, or a hint of trouble).
+if [ -s "$NBRMA_CHECK_LOG" ]; then
+    echo "check.sh: the slowest tests (seconds, status, test):"
+    sort -t "$(printf '\t')" -k3,3 -rn "$NBRMA_CHECK_LOG" | head -8 |
+        awk -F'\t' '{ printf "  %7.1f  %-8s %s\n", $3, $2, substr($1, 1, 100) }'
+fi
 if [ -s "$crashlog" ]; then
     echo "check.sh: $(wc -l <"$crashlog") run(s) repeated after a vendor runtime crash ($crashlog):"
     sed 's/^/  /' "$crashlog"
+fi
+# The results table: conditions first (# key: value), then one row per test.
+table=${CHECK_RESULTS-}
+[ -n "${CHECK_RESULTS+set}" ] || [ -n "${TESTLISTS:-}" ] || table=$RESULTS/check.tsv
+if [ -n "$table" ]; then
+    mkdir -p "$(dirname "$table")"
+    # shellcheck disable=SC2086 # TEST_RUNNER is a command line
+    lib=$(timeout 60 $TEST_RUNNER 1 "$BUILD/tests/mpi_version" 2>/dev/null | head -1)
+    {
+        echo "# nbrma make check results (harness/check.sh)"
+        echo "# mpi: $MPI"
+        echo "# mpi_library: ${lib:-?}"
+        echo "# build: $BUILD"
+        echo "# date: $(date -u +%FT%TZ)"
+        echo "# host: $(uname -n) ($cores cores)"
+        echo "# load_start: $load_start"
+        echo "# load_end: $load_end"
+        echo "# LOAD: $LOAD"
+        echo "# TIMEOUT_SCALE: ${TIMEOUT_SCALE:-1}"
+        echo "# FULL: $FULL"
+        echo "# SAN: $SAN"
+        echo "# seconds: $secs"
+        printf 'test\tstatus\tseconds\tlimit_s\treason\n'
+        cat "$NBRMA_CHECK_LOG"
+    } >"$table.tmp" && mv "$table.tmp" "$table"
+    echo "check.sh: per-test results in $table"
 fi
 exit "$rc"

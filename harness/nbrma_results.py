@@ -15,8 +15,25 @@ import re
 
 _DECOR = re.compile(r"/(iterations:\d+|manual_time|real_time|repeats:\d+|threads:\d+)")
 _SERIES = ("vendor", "ref", "ref-nb")
-# JSON files that live beside the results but are not benchmark output (harness/nbrma-models).
-NOT_RESULTS = {"models.json"}
+# JSON files that live beside the results but are not benchmark output (harness/nbrma-models,
+# harness/nbrma-bench's record of failures and conditions).
+NOT_RESULTS = {"models.json", "failures.json", "conditions.json"}
+
+
+# The counter that stands for a result in tables (summary.txt, make compare): the first of these
+# it has, else its first *_us counter. For A and B, the quantity the delay propagates to
+# (docs/experiments-ab.md), or the cumulative time.
+HEADLINE = ("latency_us", "overlap_ratio", "per_put_us", "fence_us", "subsequent_us",
+            "put_call_us", "o1_epoch_us", "t1_epoch_us", "second_epoch_us", "p1_epoch_us",
+            "cumulative_us", "target_epoch_us", "epoch_us", "flush_us", "sync_us", "onesided_us")
+
+
+def headline(counters):
+    """Name of the counter that stands for a result, or None."""
+    head = next((c for c in HEADLINE if c in counters), None)
+    if head is None:
+        head = next((c for c in sorted(counters) if c.endswith("_us")), None)
+    return head
 
 
 class ResultsError(Exception):

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const series_names[NBH_NSERIES] = {"vendor", "ref", "ref-nb"};
-static const char *const flavor_names[] = {"allocate", "create", "dynamic"};
+static const char *const flavor_names[] = {"allocate", "create", "dynamic", "allocmem"};
 static const char *const flag_names[] = {"a_a_a_r", "a_a_e_r", "e_a_e_r", "e_a_a_r"};
 
 const char *nbh_series_name(nbh_series_t s)
@@ -20,7 +20,7 @@ const char *nbh_series_name(nbh_series_t s)
 
 const char *nbh_win_flavor_name(nbh_win_flavor_t w)
 {
-    return (unsigned)w < 3 ? flavor_names[w] : "?";
+    return (unsigned)w < 4 ? flavor_names[w] : "?";
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -329,9 +329,10 @@ int nbh_opts_parse(nbh_opts_t *o, int argc, char **argv, unsigned uses,
         } else if (!strcmp(key, "window")) {
             if (!(uses & NBH_USE_WINDOW))
                 return fail(err, errlen, "--window does not apply to this experiment");
-            long m = parse_name_list(val, flavor_names, 3, &bad, &badlen);
+            long m = parse_name_list(val, flavor_names, 4, &bad, &badlen);
             if (m <= 0 || (m & (m - 1)))
-                return fail(err, errlen, "--window: '%s' is not one of create, allocate, dynamic",
+                return fail(err, errlen,
+                            "--window: '%s' is not one of create, allocate, dynamic, allocmem",
                             val);
             o->window = (nbh_win_flavor_t)__builtin_ctzl((unsigned long)m);
             o->given |= NBH_USE_WINDOW;
@@ -384,7 +385,8 @@ void nbh_opts_usage(FILE *f, const char *prog, unsigned uses, const nbh_extra_op
     if (uses & NBH_USE_DELAY)
         fprintf(f, "  --delay-us D           injected delay D in microseconds (calibrated work)\n");
     if (uses & NBH_USE_WINDOW)
-        fprintf(f, "  --window create|allocate|dynamic  window flavor (default allocate)\n");
+        fprintf(f, "  --window create|allocate|dynamic|allocmem  window flavor (default allocate;\n"
+                   "                         allocmem: MPI_Win_create over MPI_Alloc_mem memory)\n");
     if (uses & NBH_USE_FLAGS)
         fprintf(f, "  --flags LIST           reorder flags for ref-nb: a_a_a_r, a_a_e_r, e_a_e_r, "
                    "e_a_a_r\n");

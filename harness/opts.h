@@ -13,7 +13,13 @@
 /* Series of paper 000 §VIII: vendor RMA, reference blocking, reference nonblocking. */
 typedef enum { NBH_VENDOR = 0, NBH_REF = 1, NBH_REF_NB = 2, NBH_NSERIES = 3 } nbh_series_t;
 
-typedef enum { NBH_WIN_ALLOCATE = 0, NBH_WIN_CREATE = 1, NBH_WIN_DYNAMIC = 2 } nbh_win_flavor_t;
+/* allocmem: MPI_Win_create over MPI_Alloc_mem memory (what IMB-RMA does; issue 24). */
+typedef enum {
+    NBH_WIN_ALLOCATE = 0,
+    NBH_WIN_CREATE = 1,
+    NBH_WIN_DYNAMIC = 2,
+    NBH_WIN_ALLOCMEM = 3,
+} nbh_win_flavor_t;
 
 /* Reorder info flags of paper 000 §VI-B. */
 enum {

@@ -26,7 +26,11 @@ void tap_skip(int n, const char *reason);
 /* Local: rank 0 prints "# ..." now; other ranks queue it for rank 0 at the next test point. */
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Local, any rank: "Bail out!" and abort the job. */
+/* Local, any rank: a fatal failure (a bounded wait ran out, a call that cannot fail did): say
+ * "rank R: fatal: <why>" on stderr (rank 0 also prints the failing point "not ok N - rank 0:
+ * <why>", N following the last collective point) and abort the job. Never a TAP "Bail out!":
+ * prove would skip every later test file. run-test.sh closes the aborted stream with a plan and
+ * a failing point quoting the fatal lines. */
 _Noreturn void tap_bail_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Collective: print the plan if none was given, return the exit status (0 = all passed). */

@@ -46,3 +46,12 @@ mpirun_n() {
     # shellcheck disable=SC2086
     $TEST_RUNNER "$_np" "$@"
 }
+# t_make ARGS... — run make on this tree from inside make check, as the user's make would: the
+# variables given to `make check` (CFLAGS=..., MPICC=...; in MAKEFLAGS) still hold, so the nested
+# make sees the configuration the tree was built with (mk/config.mk rebuilds a tree whose
+# configuration changes), but not the outer make's jobserver, whose file descriptors prove does
+# not pass on.
+t_make() {
+    MAKEFLAGS=$(printf '%s' "${MAKEFLAGS:-}" | sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-j[0-9]*( |$)/ /g') \
+        env -u MAKELEVEL -u MFLAGS make --no-print-directory "$@"
+}

@@ -1,8 +1,12 @@
 /* timing.c — calibrated work loop and yielding waits (see timing.h). */
 #include "timing.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static double ns_per_iter;
 
@@ -212,4 +216,55 @@ double nbh_align(nbh_align_t *a)
         sched_yield();
     a->late = now - start;
     return start;
+}
+
+/* ---- time limits on a loaded machine (run-test.sh computes the same factor) ---- */
+
+static double g_timeout_scale;
+static pthread_once_t g_timeout_once = PTHREAD_ONCE_INIT;
+
+static double env_factor(const char *name)
+{
+    const char *e = getenv(name);
+    char *end;
+    double v = e ? strtod(e, &end) : 0.0;
+    return e && end != e && *end == '\0' && v > 0.0 && v < 1e6 ? v : 0.0;
+}
+
+static void timeout_scale_init(void)
+{
+    double s = env_factor("NBRMA_TIMEOUT_SCALE");
+    if (s > 0.0) {
+        g_timeout_scale = s;
+        return;
+    }
+    double user = env_factor("TIMEOUT_SCALE");
+    double f = 1.0, load = 0.0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int running = 0;
+    FILE *fp = fopen("/proc/loadavg", "r");
+    if (fp) {
+        if (fscanf(fp, "%lf %*f %*f %d/", &load, &running) == 2 && cores > 0) {
+            if (running - 1 > load)
+                load = running - 1;
+            f = load / (double)cores;
+        }
+        fclose(fp);
+    }
+    if (f < 1.0)
+        f = 1.0;
+    if (f > 8.0)
+        f = 8.0;
+    g_timeout_scale = (user > 0.0 ? user : 1.0) * f;
+}
+
+double nbh_timeout_scale(void)
+{
+    pthread_once(&g_timeout_once, timeout_scale_init);
+    return g_timeout_scale;
+}
+
+double nbh_limit(double seconds)
+{
+    return seconds * nbh_timeout_scale();
 }

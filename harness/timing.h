@@ -20,6 +20,15 @@ void nbh_work_us(double us);
 /* Burn `iters` iterations of the work loop (used by calibration and tests). */
 void nbh_work_iters(uint64_t iters);
 
+/* The factor by which a test's own time limits (bounded waits, watchdogs) are scaled on a loaded
+ * machine: NBRMA_TIMEOUT_SCALE when set (run-test.sh exports the factor it applied to its own
+ * watchdog, so the test's limits stay inside it), else TIMEOUT_SCALE (default 1) times the load
+ * measured now per online core (1-minute load average or runnable tasks, whichever is higher;
+ * at least 1, at most 8). Computed once per process; thread-safe. */
+double nbh_timeout_scale(void);
+/* seconds * nbh_timeout_scale(): a limit sized for a quiet machine, scaled. */
+double nbh_limit(double seconds);
+
 /* Complete a request with MPI_Test + sched_yield (never MPI_Wait). */
 int nbh_wait(MPI_Request *req);
 int nbh_barrier(MPI_Comm comm);

@@ -5,9 +5,12 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
 else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
 set output out.'.'.term
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set grid
 set key outside right top
-set title sprintf('D2: communication/computation overlap (%s, median)', mpi)
+set title sprintf('D2: communication/computation overlap (%s, median)', mpi) . cond_line
 set xlabel 'message size (bytes)'
 set ylabel 'overlap ratio (0 = none, 1 = full)'
 set logscale x 2

@@ -6,8 +6,11 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 10in,4.8in font ',10' } \
 else { set terminal pngcairo noenhanced size 1250,600 font ',11' }
 set output out.'.'.term
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set multiplot layout 1, exists('ncol_acc') + exists('ncol_rmw') \
-    title 'D4: atomic operations + MPI_Win_flush (median)'
+    title 'D4: atomic operations + MPI_Win_flush (median)' . cond_line
 set grid
 set key below height 1
 if (exists('ncol_acc')) {
@@ -29,6 +32,8 @@ if (exists('ncol_rmw')) {
     set ylabel 'latency (µs)'
     set yrange [0:*]
     set style data histograms
+    # No empty slot before the first bar group or after the last (plot.py passes the row count).
+    if (exists('nrow_rmw')) { set xrange [-0.5:nrow_rmw-0.5] }
     set style histogram clustered gap 1
     set xtics nomirror
     set style fill solid 0.8 border -1

@@ -5,9 +5,12 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
 else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
 set output out.'.'.term
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set grid
 set key outside right top
-set title 'D5: fence cost vs process count (max over ranks, median)'
+set title 'D5: fence cost vs process count (max over ranks, median)' . cond_line
 set xlabel 'processes'
 set ylabel 'MPI_Win_fence (µs)'
 set logscale y

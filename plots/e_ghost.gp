@@ -6,6 +6,9 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
 else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
 set output out.'.'.term
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set grid
 set key outside right top
 set xlabel 'bytes per neighbour'
@@ -17,11 +20,15 @@ set xtics 16
 procs = ''
 if (exists('ncol_p2')) { procs = procs.' 2' }
 if (exists('ncol_p4')) { procs = procs.' 4' }
-set multiplot layout 1, words(procs)
+set multiplot layout 1, words(procs) title 'E: ghost-area exchange, one-sided over point-to-point time' . cond_line
+first = 1
 do for [w in procs] {
     f = datadir.'/e_ghost.p'.w.'.dat'
     n = value('ncol_p'.w)
     set title sprintf('E: ghost exchange, %s ranks (%s, median)', w, mpi)
+    # one legend for all panels (the columns are the same): on the first panel only
+    if (first) { set key outside right top } else { unset key }
+    first = 0
     plot for [i=2:n] f using 1:i with linespoints lw 2 lc 1+(i-2)/3 dt 1+(i-2)%3 pt 5+(i-2)%3 \
          title columnheader(i), 1 with lines lc rgb 'black' dt 3 notitle
 }

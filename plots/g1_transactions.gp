@@ -5,12 +5,17 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
 else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
 set output out.'.'.term
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set grid ytics
 set key outside right top
-set title 'G1: unstructured atomic transactions, each in its own exclusive lock epoch (median)'
+set title 'G1: unstructured atomic transactions, each in its own exclusive lock epoch (median)' . cond_line
 set ylabel 'transactions / s (all ranks)'
 set logscale y
 set style data histograms
+# No empty slot before the first bar group or after the last (plot.py passes the row count).
+if (exists('nrow')) { set xrange [-0.5:nrow-0.5] }
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 plot for [i=2:ncol] datadir.'/g1_transactions.dat' using i:xtic(1) title columnheader(i)

@@ -65,6 +65,20 @@ def load_all(directory, warn):
     return own, every
 
 
+def load_many(directories, warn):
+    """--compare: the results of every directory (one MPI each), all of them "own"."""
+    every, taken = [], set()
+    for d in directories:
+        rs = dedup(load_files(d, False, warn))
+        clash = {r.mpi for r in rs} & taken
+        for r in rs:
+            if r.mpi in clash:
+                r.mpi = "%s(%s)" % (r.mpi, os.path.basename(os.path.normpath(d)))
+        taken |= {r.mpi for r in rs}
+        every += rs
+    return every, every
+
+
 # ---- tables ----------------------------------------------------------------------------------
 
 def series_key(s):
@@ -278,13 +292,29 @@ def human_size(n):
 A3_VARIANTS = ("wait", "test", "iwait")
 
 
-def ab_column(r):
-    """Bar of a result: its series (and A3's variant), or for §B the reorder flag state."""
+def ab_column(r, multi=False):
+    """Bar of a result: its series (and A3's variant), or for §B the reorder flag state; with
+    several MPIs (make compare), the MPI first."""
+    m = (r.mpi,) if multi else ("",)
+    lead = r.mpi + " " if multi else ""
     if "flag" in r.params:
-        return (1, r.params["flag"], 0, "flag %s" % ("on" if r.params["flag"] else "off"))
+        return m + (1, r.params["flag"], 0, lead + "flag %s" % ("on" if r.params["flag"] else "off"))
     v = r.params.get("variant")
     vk = A3_VARIANTS.index(v) if v in A3_VARIANTS else len(A3_VARIANTS)
-    return (0, series_key(r.series or "-"), vk, (r.series or "-") + (" " + v if v else ""))
+    return m + (0, series_key(r.series or "-"), vk, lead + (r.series or "-") + (" " + v if v else ""))
+
+
+def victim_label(r, quantities):
+    """What the injected delay must not reach in this experiment: the quantity whose no-delay
+    twin the run measured (<victim>_nodelay_us)."""
+    for k in r.counters:
+        if k.endswith("_nodelay_us"):
+            q = k[:-len("_nodelay_us")] + "_us"
+            return dict(quantities).get(q, q[:-3].replace("_", " "))
+    return None
+
+
+MS_FROM_US = 1e5  # values reaching 10^5 µs are drawn in ms
 
 
 def fig_ab(name):
@@ -294,13 +324,18 @@ def fig_ab(name):
         rs = pick(own, {bench})
         if not rs:
             return None
+        multi = len({r.mpi for r in rs}) > 1
         sizes = sorted({r.params.get("size", 0) for r in rs})
         dkey = "delay_us" if any("delay_us" in r.params for r in rs) else "work_us"
         delays = sorted({r.params.get(dkey, 0) for r in rs})
-        cols = sorted({ab_column(r) for r in rs})
+        cols = sorted({ab_column(r, multi) for r in rs})
+        victim = next((v for v in (victim_label(r, quantities) for r in rs) if v), None)
+        rows = list(quantities)
+        if victim:  # how much of D reached the victim (paper 000's question), beside the times
+            rows.append(("propagated_delay_us", "propagated delay (to %s)" % victim))
         t = {}
         for r in rs:
-            for qi, (counter, label) in enumerate(quantities):
+            for qi, (counter, label) in enumerate(rows):
                 if counter not in r.counters:
                     continue
                 size, delay = r.params.get("size", 0), r.params.get(dkey, 0)
@@ -309,16 +344,30 @@ def fig_ab(name):
                     text += " %s" % human_size(size)
                 if len(delays) > 1:
                     text += " D=%g" % delay
-                t.setdefault((qi, size, delay, text), {})[ab_column(r)] = r.counters[counter]
+                t.setdefault((qi, size, delay, text), {})[ab_column(r, multi)] = r.counters[counter]
         if not t:
             return None
-        comment = ["median µs of %s (%s): %s" % (bench, dkey.replace("_us", " µs") + " " +
+        top = max(abs(v) for row in t.values() for v in row.values())
+        unit, f = ("ms", 1e-3) if top >= MS_FROM_US else ("µs", 1.0)
+        if f != 1.0:
+            t = {k: {c: v * f for c, v in row.items()} for k, row in t.items()}
+        comment = ["median %s of %s (%s): %s" % (unit, bench, dkey.replace("_us", " µs") + " " +
                    ",".join("%g" % d for d in delays),
-                   ", ".join(c for c, _ in quantities)),
+                   ", ".join(c for c, _ in rows)),
                    "column 1: quantity (and size); then one column per %s" %
-                   ("reorder flag state" if cols[0][0] else "series")]
-        return {name + ".dat": table(comment, ["quantity"] + [c[-1] for c in cols], t, cols,
-                                     lambda k: k[-1])}
+                   ("reorder flag state" if cols[0][1] else "series")]
+        if victim:
+            comment.append("propagated delay = the victim's time with the delay D minus the same "
+                           "without it, in the same run (negative: noise)")
+        out = {name + ".dat": table(comment, ["quantity"] + [c[-1] for c in cols], t, cols,
+                                    lambda k: k[-1]),
+               "_vars": {"unit": unit}}
+        if len(delays) == 1 and dkey == "delay_us" and delays[0]:
+            out["_vars"]["delay"] = delays[0] * f
+        low = min(v for row in t.values() for v in row.values())
+        if low < 0:
+            out["_vars"]["ymin"] = 1.15 * low
+        return out
     return build
 
 
@@ -461,6 +510,7 @@ def fig_e_ghost(own, every):
 
 C_SCENARIOS = ["C1_intra", "C2_inter", "C3_inter_work", "C4_mix", "C5_mix_work"]
 C_SERIES = ["vendor", "ref", "ref-sched", "ref-nb-sched"]
+C_NAMES = ["Intra", "Inter", "Inter+work", "Mix", "Mix+work"]  # paper 002 §5
 
 
 def fig_c(own, every):
@@ -478,13 +528,15 @@ def fig_c(own, every):
             continue
         size = min(r.params.get("size", 0) for r in m)
         cols = ["epoch_us", "model_L0_us", "model_L1_us"]
+        multi = len({r.mpi for r in m}) > 1
         t = {}
         for r in m:
             if r.params.get("size") != size or r.series not in C_SERIES:
                 continue
-            key = (C_SCENARIOS.index(r.bench), C_SERIES.index(r.series))
+            key = (C_SCENARIOS.index(r.bench), C_SERIES.index(r.series), r.mpi if multi else "")
             t[key] = {c: r.counters[c] for c in cols if c in r.counters}
-        label = lambda k: "%s %s" % (C_SCENARIOS[k[0]].split("_", 1)[0], C_SERIES[k[1]])
+        label = lambda k: "%s %s %s%s" % (C_SCENARIOS[k[0]].split("_", 1)[0], C_NAMES[k[0]],
+                                          k[2] + " " if k[2] else "", C_SERIES[k[1]])
         comment = ["C1-C5 origin epoch (median µs), %s, put, %d bytes per target, no RMA to self"
                    % (mode, size),
                    "columns: measured; 002 eq. 1 L0 (with scheduling); eq. 2 L1 (without), from "
@@ -494,23 +546,115 @@ def fig_c(own, every):
     return out or None
 
 
+# ---- I1: IMB-RMA's shape (issue 24): bars per operation x mode at one size, one per MPI x series x
+# window memory, log scale (ref on mapped memory is ~50x below the rest).
+
+I1_OPS = ("put", "get", "accumulate", "fetch_and_op", "compare_and_swap")
+
+
+def fig_i1(own, every):
+    benches = {"I1_" + op for op in I1_OPS}
+    rs = [r for r in pick(every, benches) if r.params.get("size") == 8]
+    if not [r for r in pick(own, benches) if r.params.get("size") == 8]:
+        return None
+    mems = ("allocmem", "allocate", "malloc")
+    cols = sorted({(r.mpi, r.series or "-", r.params.get("mem")) for r in rs},
+                  key=lambda k: (k[0], series_key(k[1]),
+                                 mems.index(k[2]) if k[2] in mems else len(mems)))
+    rows = [(op, mode) for op in I1_OPS for mode in ("nonagg", "agg")]
+    t = wide(rs, lambda r: rows.index((r.bench[3:], r.params.get("mode")))
+             if (r.bench[3:], r.params.get("mode")) in rows else None,
+             lambda r: (r.mpi, r.series or "-", r.params.get("mem")), counter("per_op_us"), cols)
+    head = ["operation"] + ["%s %s %s" % c for c in cols]
+    comment = ["median per_op_us of I1 at 8 bytes (IMB-RMA's shape), per MPI x series x window "
+               "memory (allocmem: MPI_Win_create over MPI_Alloc_mem)",
+               "column 1: operation and mode; then one column per MPI, series and memory"]
+    return {"i1_imb.dat": table(comment, head, t, cols, lambda k: "%s %s" % rows[k])}
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5,
-           "e_ghost": fig_e_ghost, "c_sched": fig_c}
+           "e_ghost": fig_e_ghost, "c_sched": fig_c, "i1_imb": fig_i1}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
+
+
+# ---- conditions: every figure says under which conditions its numbers were measured --------
+
+# Figures that draw the sibling directories' MPIs too (docs/plots.md, "Comparing MPIs").
+SIBLING_FIGURES = {"d3_msgrate", "d4_atomics", "d5_fence", "d7_passive", "r2_windows"}
+
+
+def figure_exps(name):
+    """Experiment ids a figure draws: d1_latency -> D1; c_sched -> C*; e_ghost -> E*."""
+    m = re.match(r"([a-z])(\d*)", name)
+    return m.group(1).upper() + m.group(2)
+
+
+def conditions(rs, runs):
+    """One line: MPI library, QUICK, oversubscribed, start skew above D, load average."""
+    parts = []
+    libs = {}
+    for r in rs:
+        libs.setdefault(r.mpi, r.context.get("mpi_library", "?"))
+    parts.append("; ".join("%s: %s" % (m, libs[m]) if len(libs) > 1 else libs[m]
+                           for m in sorted(libs)))
+    if any(str(r.context.get("quick")) in ("1", "true") for r in rs):
+        parts.append("QUICK (few samples)")
+    over = sorted({"%s ranks on %s cores" % (r.context.get("nranks"), r.context.get("cores_per_node"))
+                   for r in rs if str(r.context.get("oversubscribed")) == "1"})
+    if over:
+        parts.append("oversubscribed: " + ", ".join(over))
+    skew = [r for r in rs if r.counters.get("skew_exceeds_delay")]
+    if skew:
+        parts.append("start skew > D in %d of %d results (delay propagation not meaningful there)"
+                     % (len(skew), len(rs)))
+    loads = []
+    for mpi, run in sorted(runs.items()):
+        if mpi in libs and run.get("load_start") is not None:
+            loads.append("%s%.1f → %.1f" % (mpi + " " if len(libs) > 1 else "",
+                                            run["load_start"], run.get("load_end") or 0))
+    if loads:
+        parts.append("load average at the run's start → end: " + ", ".join(loads))
+    # lines of at most ~80 characters: the title is centred over the plot area, which a legend
+    # outside on the right narrows, and must not run off the figure
+    lines, cur = [], ""
+    for p in (p for p in parts if p):
+        if cur and len(cur) + 3 + len(p) > 80:
+            lines.append(cur)
+            cur = p
+        else:
+            cur = cur + " · " + p if cur else p
+    return "\n".join(lines + [cur] if cur else lines)
+
+
+def run_conditions(dirs):
+    """{MPI name: the last make bench run's conditions} of the results directories."""
+    out = {}
+    for d in dirs:
+        try:
+            import json
+            with open(os.path.join(d, "conditions.json")) as f:
+                run = json.load(f).get("run", {})
+        except (OSError, ValueError):
+            continue
+        out[run.get("mpi") or os.path.basename(os.path.normpath(d))] = run
+    return out
 
 
 # ---- drawing ---------------------------------------------------------------------------------
 
 def gp_str(s):
+    if "\n" in str(s):  # a double-quoted gnuplot string keeps "\n" as a line break
+        return '"%s"' % str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return "'%s'" % str(s).replace("'", "''")
 
 
 def draw(gnuplot, script, variables):
-    setup = "; ".join("%s=%s" % (k, v if isinstance(v, int) else gp_str(v))
+    setup = "; ".join("%s=%s" % (k, v if isinstance(v, int) else "%.6g" % v
+                                 if isinstance(v, float) else gp_str(v))
                       for k, v in variables.items())
     p = subprocess.run([gnuplot, "-e", setup, script], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
@@ -526,20 +670,31 @@ def main():
     ap.add_argument("--only", default="", help="draw only figures whose name matches REGEX")
     ap.add_argument("--format", default="png,pdf", help="comma-separated: png, pdf")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--compare", nargs="+", metavar="DIR",
+                    help="draw every figure from these results directories together (one MPI "
+                    "each; make compare) into --results DIR/plots")
     a = ap.parse_args()
     say = (lambda m: None) if a.quiet else (lambda m: print("plot: " + m, file=sys.stderr))
     warn = lambda m: print("plot: " + m, file=sys.stderr)
     formats = [f for f in a.format.split(",") if f]
     if not formats or set(formats) - {"png", "pdf"}:
         raise Failure("--format takes png and/or pdf, not %r" % a.format)
-    if not os.path.isdir(a.results):
+    if a.compare:
+        for d in a.compare:
+            if not os.path.isdir(d):
+                raise Failure("no results directory %s" % d)
+        os.makedirs(a.results, exist_ok=True)
+    elif not os.path.isdir(a.results):
         raise Failure("no results directory %s" % a.results)
     try:
         only = re.compile(a.only)
     except re.error as e:
         raise Failure("bad --only regex %r: %s" % (a.only, e))
 
-    own, every = load_all(a.results, warn)
+    own, every = load_many(a.compare, warn) if a.compare else load_all(a.results, warn)
+    dirs = a.compare or [a.results] + [d for d in glob.glob(os.path.join(
+        os.path.dirname(os.path.abspath(a.results)), "*", "")) if os.path.isdir(d)]
+    runs = run_conditions(dirs)
     mpi = ",".join(sorted({r.mpi for r in own}))
     outdir = os.path.join(a.results, "plots")
     datadir = os.path.join(outdir, "data")
@@ -565,11 +720,19 @@ def main():
             continue
         # gnuplot gets the column count of each file: ncol for NAME.dat, ncol_X for NAME.X.dat
         os.makedirs(datadir, exist_ok=True)
-        ncols = {}
+        ncols = dict(got.pop("_vars", {}))
+        exp = figure_exps(name)
+        pool = every if name in SIBLING_FIGURES or name.startswith("g") else own
+        used = [r for r in pool if r.exp.startswith(exp) and (r.exp == exp or exp in "CE")]
+        ncols["cond"] = conditions(used or own, runs)
         for fname, (text, n) in got.items():
             with open(os.path.join(datadir, fname), "w", encoding="utf-8") as f:
                 f.write(text)
-            ncols["ncol" + fname[len(name):-len(".dat")].replace(".", "_")] = n
+            suffix = fname[len(name):-len(".dat")].replace(".", "_")
+            ncols["ncol" + suffix] = n
+            # rows after the comments and the header: bar charts size their x range to them
+            ncols["nrow" + suffix] = max(0, sum(1 for l in text.splitlines()
+                                                if l and not l.startswith("#")) - 1)
         todo.append((name, script, ncols))
 
     gnuplot = os.environ.get("GNUPLOT", "gnuplot")

@@ -5,9 +5,12 @@
 if (term eq 'pdf') { set terminal pdfcairo noenhanced size 8in,4.8in font ',10' } \
 else { set terminal pngcairo noenhanced size 1000,600 font ',11' }
 set output out.'.'.term
+# The conditions of the measurement (plot.py: MPI library, QUICK, oversubscribed, load average)
+cond_line = ''
+if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set grid
 set key outside right top
-set title 'R1: cost per deferred epoch vs epochs queued (ref-nb, median)'
+set title 'R1: cost per deferred epoch vs epochs queued (ref-nb, median)' . cond_line
 set xlabel 'deferred epochs queued (K)'
 set ylabel 'µs per epoch'
 set logscale x 10

@@ -5,7 +5,9 @@
  *                      MPI_Get, MPI_Accumulate(SUM), MPI_Fetch_and_op(SUM) and
  *                      MPI_Compare_and_swap under lock_all, then N (MPI_Put + MPI_Win_flush)
  *                      pairs, then N (MPI_Win_lock exclusive + MPI_Win_unlock) pairs on itself,
- *                      then N (MPI_Win_lock_all + MPI_Win_unlock_all) pairs.
+ *                      then N (MPI_Win_lock_all + MPI_Win_unlock_all) pairs, then the same epochs
+ *                      nonblocking: N (MPIX_Win_ilock exclusive + MPIX_Win_iunlock + two MPI_Wait)
+ *                      and N (MPIX_Win_ilock_all + MPIX_Win_iunlock_all + MPI_Waitall).
  *                      Run under callgrind twice with different N: the difference of the
  *                      inclusive cost per function, divided by the difference of N, is the
  *                      instruction count of one call, free of first-call and setup costs.
@@ -36,6 +38,7 @@ static int run_ops(long n)
 {
     double *base, v = 1.0, r = 0.0;
     long cmp = 0, swp = 1, old = 0;
+    int ok = 1;
     MPI_Win win;
     CHECK(MPI_Win_allocate(64 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_SELF, &base,
                            &win));
@@ -71,7 +74,23 @@ static int run_ops(long n)
         CHECK(MPI_Win_lock_all(0, win));
         CHECK(MPI_Win_unlock_all(win));
     }
-    int ok = base[0] == 1.0 && base[8] == (double)n && base[9] == (double)n && base[11] == 1.0;
+    for (long i = 0; i < n; i++) {
+        MPI_Request r[2];
+        CHECK(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &r[0]));
+        CHECK(MPIX_Win_iunlock(0, win, &r[1]));
+        CHECK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+        CHECK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+        ok = ok && r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL;
+    }
+    for (long i = 0; i < n; i++) {
+        MPI_Request r[2];
+        MPI_Status st[2]; /* (MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
+        CHECK(MPIX_Win_ilock_all(0, win, &r[0]));
+        CHECK(MPIX_Win_iunlock_all(win, &r[1]));
+        CHECK(MPI_Waitall(2, r, st));
+        ok = ok && r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL;
+    }
+    ok = ok && base[0] == 1.0 && base[8] == (double)n && base[9] == (double)n && base[11] == 1.0;
     long cell;
     memcpy(&cell, &base[10], sizeof cell);
     ok = ok && cell == (n & 1);

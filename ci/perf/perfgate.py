@@ -3,7 +3,8 @@
 
 Costs that do not depend on machine noise, measured on one process:
   * instructions per call on the reference's fast paths (put, get, accumulate, fetch_and_op,
-    compare_and_swap, put+flush's flush, lock+unlock, lock_all+unlock_all), counted by
+    compare_and_swap, put+flush's flush, lock+unlock, lock_all+unlock_all, and the nonblocking
+    ilock+iunlock+2 MPI_Wait, ilock_all+iunlock_all+MPI_Waitall), counted by
     callgrind: nbrma-fastpath runs twice with different call counts N1 < N2 and each
     operation's cost is the difference of its function's inclusive cost divided by N2 - N1
     (setup and first calls cancel out);
@@ -42,6 +43,10 @@ OPS = {
     "flush": (("MPI_Win_flush",), 1, "instr"),
     "lock_unlock": (("MPI_Win_lock", "MPI_Win_unlock"), 1, "instr"),
     "lock_all_unlock_all": (("MPI_Win_lock_all", "MPI_Win_unlock_all"), 1, "instr"),
+    # the same epochs nonblocking, their requests waited for (issue 24: about the blocking cost)
+    "ilock_iunlock_wait": (("MPIX_Win_ilock", "MPIX_Win_iunlock", "MPI_Wait"), 1, "instr"),
+    "ilock_all_iunlock_all_waitall": (("MPIX_Win_ilock_all", "MPIX_Win_iunlock_all",
+                                       "MPI_Waitall"), 1, "instr"),
 }
 FLAVOURS = ("create", "allocate", "dynamic")
 # Default tolerances: a few instructions or 5 %, whichever is larger; heap bytes 64 B or 5 %.

@@ -1,14 +1,14 @@
 #!/bin/sh
-# test_install_deps.sh — ci/install-deps.sh: quiet when everything is present, refuses an unknown
-# MPI, and — with a package missing and neither root nor sudo — prints the exact apt-get command
+# test_install_deps.sh — ci/install-deps.sh: quiet when everything is present, refuses a bad
+# MPI name (another MPI's name is the user's own: MPI=mvapich MPICC=...), and — with a package missing and neither root nor sudo — prints the exact apt-get command
 # and exits 1 without touching the system. Fake dpkg-query/id/sudo/apt-get come first in PATH.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" && . harness/taplib.sh
 tmp=$(mktemp -d)
 
-sh ci/install-deps.sh bogus >"$tmp/out" 2>&1
-t_is $? 2 "an unknown MPI name is refused with status 2"
-t_like "$tmp/out" "unknown MPI 'bogus'" "naming it"
+sh ci/install-deps.sh 'bo/gus' >"$tmp/out" 2>&1
+t_is $? 2 "a name that is no MPI name is refused with status 2"
+t_like "$tmp/out" "'bo/gus' is not an MPI name" "naming it"
 
 mkdir "$tmp/bin"
 cat >"$tmp/bin/dpkg-query" <<'SH'

@@ -1,12 +1,15 @@
 /* crashy.c — a benchmark binary with a case that crashes and one that moves wrong data, as a
- * buggy vendor MPI would. The bench driver's test checks that both are reported by name and
- * that the healthy cases around them still produce results. */
+ * buggy vendor MPI would, and with --hang 1 one that hangs silently. The bench driver's test
+ * checks that each is reported by name and that the healthy cases around them still produce
+ * results. */
 #include <signal.h>
 
 #include "bench.h"
 
-enum { OK_A, CRASH, WRONG, OK_B };
-static long crash = 1, wrong = 1;
+#include <unistd.h>
+
+enum { OK_A, CRASH, WRONG, HANG, OK_B };
+static long crash = 1, wrong = 1, hang = 0;
 
 static void run(gb_state_t *st, void *arg)
 {
@@ -14,6 +17,9 @@ static void run(gb_state_t *st, void *arg)
     static const char *const q[] = {"latency"};
     nbh_rec_t rec;
     nbh_rec_init(&rec, c, st, 1, q);
+    if (c->op == HANG && c->ctx->rank == 0)
+        for (;;)
+            pause(); /* silent forever; the other ranks wait for it in the first sample */
     while (gb_keep_running(st)) {
         double t0 = MPI_Wtime();
         nbh_work_us(2);
@@ -30,9 +36,10 @@ static void run(gb_state_t *st, void *arg)
 
 static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 {
-    static const char *const names[] = {"ok_a", "crash", "wrong", "ok_b"};
+    static const char *const names[] = {"ok_a", "crash", "wrong", "hang", "ok_b"};
     for (int op = OK_A; op <= OK_B; op++)
-        nbh_add_case(ctx, s, op, 0, run, "X1_%s/%s", names[op], nbh_series_name(s));
+        if (op != HANG || hang)
+            nbh_add_case(ctx, s, op, 0, run, "X1_%s/%s", names[op], nbh_series_name(s));
 }
 
 int main(int argc, char **argv)
@@ -40,6 +47,7 @@ int main(int argc, char **argv)
     static const nbh_extra_opt_t extra[] = {
         {"crash", "1: the crash case raises SIGSEGV on the last rank", &crash, 0, 1},
         {"wrong", "1: the wrong case fails validation on rank 1", &wrong, 0, 1},
+        {"hang", "1: add a case X1_hang whose rank 0 sleeps forever without a word", &hang, 0, 1},
         {0, 0, 0, 0, 0},
     };
     static const nbh_experiment_t ex = {

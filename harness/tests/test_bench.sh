@@ -34,7 +34,12 @@ t_ok $? "the JSON parses"
 while read -r st what; do t_ok "$([ "$st" = ok ] && echo 0 || echo 1)" "$what"; done <"$tmp/check"
 
 # Google Benchmark chooses the iteration counts (--iters 0): every rank must agree, or this hangs.
-mpirun_n 2 "$d1" --iters 0 --sizes 8 --series vendor --benchmark_min_time=0.05 \
+# A small minimum time: Google Benchmark sizes the count on the manual time (a put + flush, ~2 us)
+# while each sample also all-reduces across ranks (ms when oversubscribed and loaded), so 0.05 s
+# meant ~25000 samples and 5+ minutes on Open MPI at load 20 (issue 23's "test_bench hangs
+# past 180 s": it was still sampling). 0.002 s still takes several rounds of decisions (1, 10,
+# 100, ... iterations) that every rank must agree on.
+mpirun_n 2 "$d1" --iters 0 --sizes 8 --series vendor --benchmark_min_time=0.002 \
     --out "$tmp/auto.json" >/dev/null 2>&1
 t_ok $? "with automatic iteration counts all ranks agree and the run ends"
 

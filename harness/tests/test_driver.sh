@@ -55,5 +55,37 @@ printf 'crashy 2 env=bad\n' >"$tmp/badlist"
 drive --out "$tmp/r8" "$tmp/badlist"
 t_ok $((! $?)) "env= without NAME=VALUE is refused"
 t_like "$tmp/out" "badlist:1: unknown field 'env=bad'" "naming the field"
+# BENCH= launches only programs whose experiment ids the regex can match; what it cannot follow
+# launches everything (never nothing).
+"$PYTHON" - <<'PY' >"$tmp/filt" 2>&1
+from importlib.machinery import SourceFileLoader
+import types
+loader = SourceFileLoader("nbrma_bench", "harness/nbrma-bench")
+m = types.ModuleType(loader.name)
+m.__file__ = "harness/nbrma-bench"
+loader.exec_module(m)
+progs = {"d1_latency": ["D1"], "d5_fence": ["D5"], "d6_pscw": ["D6"], "a4_late_complete": ["A4"],
+         "c_sched": ["C1", "C2", "C3", "C4", "C5"], "g4_hashtable": ["G4"], "e_ghost": ["E1"],
+         "crashy": []}
+want = {".": set(progs), "D1": {"d1_latency", "crashy"}, "^D(5|6)": {"d5_fence", "d6_pscw", "crashy"},
+        "^(D1|D7|A4)_": {"d1_latency", "a4_late_complete", "crashy"}, "^C": {"c_sched", "crashy"},
+        "G4_hashtable": {"g4_hashtable", "crashy"}, "put_latency": set(progs), "(?i)d1": set(progs),
+        "C[45]_mix": {"c_sched", "crashy"}, "D1|E1_ghost/vendor": {"d1_latency", "e_ghost", "crashy"},
+        "^.*D5": {"d5_fence", "crashy"}, "(D1|.*put)": set(progs), "D1?_x": set(progs)}
+bad = []
+for rx, exp in want.items():
+    got = {p for p, ids in progs.items() if m.may_match(m.filter_needs(rx), ids)}
+    if got != exp:
+        bad.append((rx, sorted(got), sorted(exp)))
+print(bad or "all as expected")
+raise SystemExit(1 if bad else 0)
+PY
+st=$?
+t_ok $st "the BENCH regex decides which programs are launched (D1, ^D(5|6), ^C, G4_..., and 'any' when it cannot tell)"
+[ $st -eq 0 ] || sed 's/^/# /' "$tmp/filt"
+printf 'crashy 2 ids=Q9 -- --crash 0 --wrong 0\n' >"$tmp/idlist"
+drive --out "$tmp/r9" "$tmp/idlist"
+t_ok $((! $?)) "a benchlist line whose ids= do not open its names fails the run"
+t_like "$tmp/out" "FAILED: crashy \\[benchlist\\] benchmark X1_ok_a/vendor does not start with the ids Q9" "naming the line's program and the first name"
 rm -rf "$tmp"
 t_done

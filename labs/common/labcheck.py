@@ -17,8 +17,9 @@ mpich); --impl runs the program on the vendor's RMA or on libnbrma (each lab has
 Builds go to build/<mpi>/labs/<lab>/<starter|solution|custom>/.
 
 Environment: MPI, BUILD, MPICC, TEST_RUNNER (as make check sets them: `TEST_RUNNER="srun -n"`
-on a cluster); LAB_RMACHECK_DIR, a directory every host reaches, when ranks run on several
-hosts (rmacheck --dir).
+on a cluster; another MPI than mpich or openmpi by name with its MPICC and TEST_RUNNER);
+LAB_RMACHECK_DIR, a directory every host reaches, when ranks run on several hosts (rmacheck
+--dir); TIMEOUT_SCALE, a factor for every time limit, which also grow with the measured load.
 """
 import hashlib
 import json
@@ -31,6 +32,33 @@ import sys
 import tempfile
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def _timeout_scale():
+    """The factor every time limit here is multiplied by, as make check's watchdogs
+    (harness/run-test.sh, docs/harness.md): NBRMA_TIMEOUT_SCALE when make check set it, else
+    TIMEOUT_SCALE (default 1) times the load per core (the 1-minute load average or the runnable
+    tasks now, whichever is higher; at least 1, at most 8). A shared laptop or login node makes a
+    program slower, not wrong. Returns (factor, how it was reached)."""
+    def num(name):
+        try:
+            v = float(os.environ.get(name, ""))
+        except ValueError:
+            return 0.0
+        return v if 0.0 < v < 1e6 else 0.0
+    s = num("NBRMA_TIMEOUT_SCALE")
+    if s:
+        return s, os.environ.get("NBRMA_TIMEOUT_LOAD", "make check's scale")
+    user = num("TIMEOUT_SCALE") or 1.0
+    cores = os.cpu_count() or 1
+    try:
+        with open("/proc/loadavg") as f:
+            q = f.read().split()
+        load = max(float(q[0]), float(q[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        return user, "TIMEOUT_SCALE=%g, load unknown" % user
+    f = min(max(load / cores, 1.0), 8.0)
+    return user * f, "TIMEOUT_SCALE=%g, load %.1f on %d cores" % (user, load, cores)
 
 
 def _rel(p):
@@ -78,9 +106,14 @@ class Check:
                 self.error("unknown argument '%s' (try --help)" % a)
             src = a
             i += 1
-        if self.mpi not in ("mpich", "openmpi"):
-            self.error("MPI '%s' (from --mpi or the environment's MPI) is not mpich or openmpi"
-                       % self.mpi)
+        # Another MPI by name (README, "Any MPI"): make check passes its MPICC and TEST_RUNNER.
+        same = os.environ.get("MPI") == self.mpi
+        if self.mpi not in ("mpich", "openmpi") and not (
+                same and os.environ.get("MPICC") and os.environ.get("TEST_RUNNER")):
+            self.error("MPI '%s' (from --mpi or the environment's MPI) is not mpich or openmpi:"
+                       " for another MPI set MPI=%s, MPICC (its compiler wrapper) and TEST_RUNNER"
+                       " (its launcher with the option before the rank count, e.g. 'mpiexec -n')"
+                       " in the environment" % (self.mpi, self.mpi))
         if self.impl not in ("vendor", "ref"):
             self.error("--impl: '%s' is not vendor or ref" % self.impl)
         self.labdir = os.path.join(TOP, "labs", lab)
@@ -114,6 +147,7 @@ class Check:
                 runner = "mpirun.openmpi --oversubscribe%s -n" % (
                     " --allow-run-as-root" if os.geteuid() == 0 else "")
         self.runner = shlex.split(runner)
+        self.scale, self.scale_why = _timeout_scale()
         for tool in ("bin/rmacheck", "bin/rmacheck-cc", "lib/libnbrma.so"):
             if not os.path.exists(os.path.join(self.build, tool)):
                 self.error("%s is not built: run `make labs%s` at the top of the repository"
@@ -219,6 +253,7 @@ class Check:
         return e
 
     def _run(self, cmd, env, timeout):
+        timeout = self.limit(timeout)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env, start_new_session=True)
         try:
@@ -232,6 +267,10 @@ class Check:
             out, err = p.communicate()
             return None, out, err
 
+    def limit(self, seconds):
+        """A limit sized for a quiet machine, scaled (see _timeout_scale)."""
+        return int(seconds * self.scale + 0.999)
+
     def run(self, nranks, exe, args=(), impl=None, timeout=120, extra_env=None, what=None):
         """Run exe on nranks; a hang or a crash is the student's (not solved), with the output."""
         cmd = self.runner + [str(nranks), exe] + list(args)
@@ -241,9 +280,10 @@ class Check:
         rc, out, err = self._run(cmd, self.env(impl, extra_env, exe=exe), timeout)
         if rc is None:
             self.show(out + err, limit=20)
-            self.fail("%s did not finish within %d s: a deadlock? (an epoch opened on one rank"
-                      " and never matched on another, a wait for a message nobody sends)"
-                      % (what or os.path.basename(exe), timeout))
+            self.fail("%s did not finish within %d s (%d s x %.2f: %s): a deadlock? (an epoch"
+                      " opened on one rank and never matched on another, a wait for a message"
+                      " nobody sends)" % (what or os.path.basename(exe), self.limit(timeout),
+                                          timeout, self.scale, self.scale_why))
         if rc != 0:
             self.show(out + err, limit=25)
             self.fail("%s exited with status %d (its output is above)"
@@ -269,8 +309,9 @@ class Check:
             rc, out, err = self._run(cmd, self.env(impl, rmacheck=True), timeout)
             if rc is None:
                 self.show(out + err, limit=20)
-                self.fail("under rmacheck, %s did not finish within %d s (a deadlock?)"
-                          % (os.path.basename(exe), timeout))
+                self.fail("under rmacheck, %s did not finish within %d s (%d s x %.2f: %s);"
+                          " a deadlock?" % (os.path.basename(exe), self.limit(timeout), timeout,
+                                            self.scale, self.scale_why))
             if rc == 2:
                 self.show(out + err, limit=20)
                 self.error("rmacheck could not check the program (its message is above)")

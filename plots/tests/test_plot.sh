@@ -92,14 +92,62 @@ lines = [l for l in open(os.path.join(res, "plots", "data", "a4_late_complete.da
          if not l.startswith("#")]
 head = shlex.split(lines[0])
 got = {(r[0], h): r[i] for r in map(shlex.split, lines[1:]) for i, h in enumerate(head) if i}
-want = {("target epoch %dK" % (r.params["size"] // 1024), r.series):
-        "%.6g" % r.counters["target_epoch_us"] for r in nbrma_results.load_dir(res)}
+want = {}
+for r in nbrma_results.load_dir(res):
+    size = r.params["size"] // 1024
+    want[("target epoch %dK" % size, r.series)] = "%.6g" % r.counters["target_epoch_us"]
+    # how much of D reached the victim (paper 000's question), beside the times
+    want[("propagated delay (to target epoch) %dK" % size, r.series)] = \
+        "%.6g" % r.counters["propagated_delay_us"]
 print("data %s, JSON %s" % (got, want))
-sys.exit(0 if got == want and len(want) == 4 else 1)
+sys.exit(0 if got == want and len(want) == 8 else 1)
 PY
 st=$?
-t_ok $st "a4_late_complete.dat holds the JSON's target_epoch_us per size and series"
+t_ok $st "a4_late_complete.dat holds the JSON's target_epoch_us and propagated_delay_us per size and series"
 [ $st -eq 0 ] || sed 's/^/# /' "$tmp/check"
+
+# The A/B figures answer their question, and every figure states its conditions: the same A4
+# results with times of 10^5 us and more (D = 200 ms) switch to ms; the conditions line names the
+# library, QUICK, oversubscription, start skew above D and the run's load average.
+"$PYTHON" - "$tmp/ab/r" <<'PY' >"$tmp/check" 2>&1
+import copy, os, sys
+sys.path.insert(0, "plots")
+sys.path.insert(0, "harness")
+import plot, nbrma_results
+rs = nbrma_results.load_dir(sys.argv[1])
+big = []
+for r in rs:
+    b = copy.copy(r)
+    b.counters = {k: v * 1000 if k.endswith("_us") else v for k, v in r.counters.items()}
+    b.params = dict(r.params, delay_us=200000)
+    big.append(b)
+got = plot.FIGURES["a4_late_complete"](big, big)
+v = got.pop("_vars")
+text = got["a4_late_complete.dat"][0]
+ok = v.get("unit") == "ms" and abs(v.get("delay") - 200.0) < 1e-9 and "median ms of" in text
+row = [l for l in text.splitlines() if l.startswith('"target epoch 1K"')][0].split()
+want = "%.6g" % ([r for r in big if r.params["size"] == 1024 and r.series == "vendor"][0]
+                 .counters["target_epoch_us"] / 1000)
+ok = ok and row[3] == want
+print("unit %s, delay %s, first row %s (want vendor %s)" % (v.get("unit"), v.get("delay"), row, want))
+small = plot.FIGURES["a4_late_complete"](rs, rs).pop("_vars")
+ok = ok and small.get("unit") == "µs" and small.get("delay") == 100
+for r in rs:
+    r.context = dict(r.context, quick="1", oversubscribed="1", nranks="3", cores_per_node="2")
+rs[0].counters["skew_exceeds_delay"] = 1
+c = plot.conditions(rs, {"mpich": {"load_start": 3.25, "load_end": 7.5}, rs[0].mpi: {"load_start": 3.25, "load_end": 7.5}})
+print(c)
+for want in ("QUICK", "oversubscribed: 3 ranks on 2 cores", "start skew > D in ",
+             "load average at the run's start → end: 3.2 → 7.5", rs[0].context["mpi_library"]):
+    ok = ok and want in c
+ok = ok and all(len(l) <= 120 for l in c.split("\n"))
+sys.exit(0 if ok else 1)
+PY
+st=$?
+t_ok $st "A4 at 10^5 us is drawn in ms with the delay line at D; conditions name QUICK, oversubscription, skew, load"
+sed 's/^/# /' "$tmp/check"
+t_like "$tmp/ab/r/plots/data/a4_late_complete.dat" '^"propagated delay \(to target epoch\) 1K"' \
+    "A4 shows how much of D reached the target epoch"
 
 # A corrupt JSON: exit 1, the file named.
 mkdir -p "$tmp/bad/r"
@@ -143,7 +191,7 @@ for mode in ("lock_all", "fence"):
     rows = [shlex.split(l) for l in open("%s/plots/data/c_sched.%s.dat" % (d, mode))
             if not l.startswith("#")][1:]
     for label, *vals in rows:
-        series = label.split()[1]
+        series = label.split()[-1]  # "C4 Mix ref": scenario, its name, series
         c = want[(mode, series)]
         got = [float(v) for v in vals]
         exp = [c["epoch_us"], c["model_L0_us"], c["model_L1_us"]]

@@ -99,6 +99,7 @@ static void unlink_all(void)
 void nbr_arena_finalize(void)
 {
     unlink_all();
+    nbr_mem_finalize(); /* MPI_Alloc_mem's segments (mem.c) */
 }
 
 static int new_chunk(size_t need)

@@ -131,7 +131,23 @@ uint32_t nbr_proc_tag(void);
 void *nbr_arena_alloc(size_t bytes, nbr_arena_ref_t *ref);
 void nbr_arena_free(void *p, size_t bytes);
 void *nbr_arena_map(int pid, nbr_arena_ref_t ref);
-void nbr_arena_finalize(void); /* MPI_Finalize: unlink this process's chunks */
+void nbr_arena_finalize(void); /* MPI_Finalize: unlink this process's chunks (and mem.c's) */
+
+/* MPI_Alloc_mem memory (mem.c): node-shared segments named by (tag, seg) across processes. */
+typedef struct {
+    uint32_t tag, seg; /* the owner's nbr_proc_tag() and segment number */
+    uint64_t off;      /* byte offset of the window's base in the segment */
+} nbr_mem_ref_t;
+/* 1 when bytes [base, base + size) lie in one node-shared segment of this process (*ref). */
+int nbr_mem_find(const void *base, MPI_Aint size, nbr_mem_ref_t *ref);
+/* Map `size` bytes of process pid's segment at ref here: their address, or NULL; *map and *len
+ * are what nbr_mem_unmap takes. */
+void *nbr_mem_map(int pid, const nbr_mem_ref_t *ref, MPI_Aint size, void **map, size_t *len);
+void nbr_mem_unmap(void *map, size_t len);
+void nbr_mem_finalize(void); /* MPI_Finalize: unlink the segments' names */
+long nbr_mem_segments(void);  /* live segments of this process (tests) */
+size_t nbr_mem_resident(void); /* bytes their objects hold in memory (tests) */
+extern int nbr_mem_seg_order;  /* log2 of a segment's size (tests lower it before allocating) */
 
 /* ---- epochs (epoch.c; paper 000 §VI and §VII) ------------------------------------------------ */
 
@@ -292,6 +308,8 @@ typedef struct nbr_target {
     int wrank;               /* remote: its rank in MPI_COMM_WORLD (the am communicator's) */
     int amid;                /* remote: its id of this window */
     long tp_out;             /* remote: my operations toward it not yet complete */
+    void *mem_map;           /* create window over its MPI_Alloc_mem memory: my mapping of it */
+    size_t mem_map_len;
 } nbr_target_t;
 
 typedef struct nbr_win {
@@ -353,6 +371,7 @@ typedef struct nbr_win {
     nbr_flush_t *fla_head, *fla_tail;  /* flush_all requests waiting, by age */
     int nflushes;                      /* flush requests waiting */
     nbr_epoch_t *ep_free; /* recycled epoch objects */
+    nbr_req_t *spare_req; /* a request no one holds, for the next nonblocking call (request.c) */
     uint64_t seq;         /* epoch open/close events */
     uint64_t age;         /* recorded RMA calls */
     uint64_t fence_calls; /* fence calls so far (collective: equal on every rank) */
@@ -424,8 +443,22 @@ void nbr_progress_finalize(void);
 int nbr_wait_req(MPI_Request *req); /* PMPI_Test + yield */
 int nbr_wait_req_status(MPI_Request *req, MPI_Status *st);
 int nbr_barrier(MPI_Comm comm);     /* nonblocking barrier + nbr_wait_req */
-/* A request already complete (R-variants, epoch openings): a generalized request. */
-int nbr_req_done(MPI_Request *req);
+/* A request already complete (R-variants, epoch calls that completed inside the call): one of
+ * the MPI library's inactive persistent requests that libnbrma pools and its wait/test wrappers
+ * complete (progress.c, "requests that are complete from birth"), else a generalized request. */
+int nbr_req_done_slow(MPI_Request *req);
+extern MPI_Request *nbr_pool_free; /* the pool's free handles (progress.c) ... */
+extern int nbr_pool_nfree;         /* ... and how many: taken here without a lock when single */
+extern int nbr_locking; /* (declared with the thread-safety helpers below) */
+static inline int nbr_req_done(MPI_Request *req)
+{
+    if (NBR_LIKELY(!nbr_locking && nbr_pool_nfree)) {
+        *req = nbr_pool_free[--nbr_pool_nfree];
+        return MPI_SUCCESS;
+    }
+    return nbr_req_done_slow(req);
+}
+int nbr_req_cheap(void); /* nbr_req_done hands out pooled requests (not generalized ones) */
 /* One step of a wait loop: yield the CPU after `spins` polls, releasing the big lock meanwhile
  * so other threads (the progress thread among them) get in. */
 void nbr_wait_step(long *spins);
@@ -515,6 +548,15 @@ static inline void nbr_req_ref(nbr_req_t *r)
 }
 nbr_req_t *nbr_req_new(nbr_win_t *w);
 nbr_req_t *nbr_req_blocking(nbr_win_t *w);
+/* A fresh request from the window's spare (or malloc), and back when it turned out unneeded
+ * (nobody else holds it): nonblocking calls that complete inside the call cost no allocation. */
+nbr_req_t *nbr_req_spare(nbr_win_t *w);
+void nbr_req_unspare(nbr_win_t *w, nbr_req_t *r);
+/* Make sure the window has a spare, so that the next nbr_req_spare cannot fail. */
+static inline int nbr_req_spare_ready(nbr_win_t *w)
+{
+    return w->spare_req || (w->spare_req = nbr_req_new(w)) != NULL;
+}
 int nbr_req_expose(nbr_req_t *r, MPI_Request *req); /* create the generalized request */
 void nbr_req_finish(nbr_req_t *r, int err);         /* complete (engine side) */
 void nbr_req_release(nbr_req_t *r);                 /* drop the engine's reference */

@@ -138,6 +138,31 @@ nbr_req_t *nbr_req_new(nbr_win_t *w)
     return r;
 }
 
+/* A nonblocking epoch call's request is made before the call knows whether it completes inside
+ * the call; when it does (a pooled request is handed out instead: progress.c), the request was never
+ * seen by anyone and is kept for the window's next call, so that the common case costs no trip
+ * through malloc. */
+nbr_req_t *nbr_req_spare(nbr_win_t *w)
+{
+    nbr_req_t *r = w->spare_req;
+    if (!r)
+        return nbr_req_new(w);
+    w->spare_req = NULL;
+    *r = (nbr_req_t){.refs = 1,
+                     .greq = MPI_REQUEST_NULL,
+                     .greq_key = MPI_REQUEST_NULL,
+                     .win = w->handle};
+    return r;
+}
+
+void nbr_req_unspare(nbr_win_t *w, nbr_req_t *r)
+{
+    if (!w->spare_req && __atomic_load_n(&r->refs, __ATOMIC_ACQUIRE) == 1 && !r->is_static)
+        w->spare_req = r;
+    else
+        nbr_req_release(r);
+}
+
 void nbr_req_release(nbr_req_t *r)
 {
     if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0 && !r->is_static)

@@ -53,11 +53,26 @@ static int raised(MPI_Win win, int rc)
 }
 
 /* Hand the outcome of a synchronization call to its caller: `r` is the closing or flush request
- * (NULL: nothing to wait for). req != NULL: the nonblocking API's request; else block on r. */
-static int conclude(nbr_req_t *r, MPI_Request *req)
+ * (NULL: nothing to wait for). req != NULL: the nonblocking API's request — a request complete
+ * from birth when r completed inside the call without error (progress.c, "requests that are
+ * complete from birth"; r goes back to the window's spare), else r exposed; req == NULL: block
+ * on r. */
+static __attribute__((noinline)) int conclude_nb(nbr_win_t *w, nbr_req_t *r, MPI_Request *req)
+{
+    if (!r)
+        return nbr_req_done(req);
+    if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && r->err == MPI_SUCCESS &&
+        nbr_req_cheap()) {
+        nbr_req_unspare(w, r);
+        return nbr_req_done(req);
+    }
+    return nbr_req_expose(r, req);
+}
+
+static inline int conclude(nbr_win_t *w, nbr_req_t *r, MPI_Request *req)
 {
     if (req)
-        return r ? nbr_req_expose(r, req) : nbr_req_done(req);
+        return conclude_nb(w, r, req);
     if (!r)
         return MPI_SUCCESS;
     int rc = nbr_req_wait(r);
@@ -66,9 +81,21 @@ static int conclude(nbr_req_t *r, MPI_Request *req)
     return raised(win, rc);
 }
 
+/* A nonblocking call whose epoch completed inside the call with error `err` (0: none). */
+static int concluded(nbr_win_t *w, const char *call, int err, MPI_Request *req)
+{
+    if (err == MPI_SUCCESS)
+        return nbr_req_done(req);
+    nbr_req_t *r = nbr_req_new(w); /* the error reaches MPI_Wait through the window's handler */
+    if (!r)
+        return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a request");
+    nbr_req_finish(r, err);
+    return nbr_req_expose(r, req);
+}
+
 static nbr_req_t *new_req(nbr_win_t *w, const char *call, int *rc, const MPI_Request *req)
 {
-    nbr_req_t *r = req ? nbr_req_new(w) : nbr_req_blocking(w);
+    nbr_req_t *r = req ? nbr_req_spare(w) : nbr_req_blocking(w);
     *rc = r ? MPI_SUCCESS : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a request");
     return r;
 }
@@ -127,7 +154,7 @@ static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
     }
     w->epoch_ops = 0;
     nbr_progress();
-    return conclude(r, req);
+    return conclude(w, r, req);
 }
 
 /* ---- general active target: post, start, complete, wait, test -------------------------------- */
@@ -169,7 +196,7 @@ static int ipost(nbr_win_t *w, const char *call, MPI_Group group, int assert, MP
     nbr_epoch_enqueue(w, e);
     w->post_ep = e;
     nbr_epoch_kick(w, e);
-    return conclude(NULL, req);
+    return conclude(w, NULL, req);
 }
 
 static int istart(nbr_win_t *w, const char *call, MPI_Group group, int assert, MPI_Request *req)
@@ -191,7 +218,7 @@ static int istart(nbr_win_t *w, const char *call, MPI_Group group, int assert, M
     nbr_epoch_enqueue(w, e);
     w->start_ep = e;
     nbr_epoch_kick(w, e);
-    return conclude(NULL, req);
+    return conclude(w, NULL, req);
 }
 
 static int icomplete(nbr_win_t *w, const char *call, MPI_Request *req)
@@ -208,7 +235,7 @@ static int icomplete(nbr_win_t *w, const char *call, MPI_Request *req)
     w->start_ep = NULL;
     nbr_epoch_close(w, e, r);
     nbr_epoch_kick(w, e);
-    return conclude(r, req);
+    return conclude(w, r, req);
 }
 
 static int iwait(nbr_win_t *w, const char *call, MPI_Request *req)
@@ -223,7 +250,7 @@ static int iwait(nbr_win_t *w, const char *call, MPI_Request *req)
     w->post_ep = NULL;
     nbr_epoch_close(w, e, r);
     nbr_epoch_kick(w, e);
-    return conclude(r, req);
+    return conclude(w, r, req);
 }
 
 /* MPI_Win_test: closes the exposure epoch only if it has completed (MPI-3.1 §11.5.2). */
@@ -266,21 +293,52 @@ static int lock_must_hold(const nbr_win_t *w, int rank)
 }
 
 /* Open a LOCK or LOCK_ALL epoch. A nonblocking call's request, and a blocking call that must
- * hold the lock, complete at the grant (docs/nonblocking.md: where we differ from 000). A
- * blocking call whose kick granted the lock at once (the common case) needs no request at all:
- * the request it would wait on is made only when the grant has not come. */
+ * hold the lock, complete at the grant (docs/nonblocking.md: where we differ from 000). When the
+ * kick granted the lock at once (the common case), a blocking call needs no request at all and a
+ * nonblocking one gets a request complete from birth (progress.c): the request is attached to
+ * the epoch only when the grant has not come. */
+/* The nonblocking call's request, before the epoch opens (opening cannot be undone if this
+ * failed later): when complete-at-birth requests are generalized ones, made and attached at once
+ * (it is handed out in any case); else only the window's spare made ready, taken if the grant
+ * does not come in the call. */
+static inline int nb_open_prepare(nbr_win_t *w, const char *call,
+                                                     nbr_epoch_t *e, nbr_req_t **o, int *rc)
+{
+    if (nbr_req_cheap())
+        return nbr_req_spare_ready(w);
+    if (!(*o = nbr_req_spare(w))) {
+        *rc = nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a request");
+        return 0;
+    }
+    nbr_req_ref(*o); /* the epoch's, dropped at the grant */
+    e->open_req = *o;
+    return 1;
+}
+
+static inline int nb_open_conclude(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *o,
+                                                      MPI_Request *req)
+{
+    if (!o && e->state == NBR_ES_READY) /* granted inside the call: a pooled request */
+        return nbr_req_done(req);
+    if (!o) {
+        /* Still waiting for the grant: nothing ran since the kick (the engine runs under the
+         * big lock we hold), so the request attached now is finished by make_ready. The
+         * window's spare (made ready before opening) is there. */
+        o = nbr_req_spare(w);
+        nbr_req_ref(o);
+        e->open_req = o;
+    }
+    return conclude(w, o, req);
+}
+
 static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int hold,
                            MPI_Request *req)
 {
     int rc = MPI_SUCCESS;
     nbr_req_t *o = NULL;
-    if (nbr_epoch_peers(w, e) != MPI_SUCCESS || (req && !(o = new_req(w, call, &rc, req)))) {
+    if (nbr_epoch_peers(w, e) != MPI_SUCCESS || (req && !nb_open_prepare(w, call, e, &o, &rc))) {
         nbr_epoch_free(w, e);
         return rc != MPI_SUCCESS ? rc : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory");
-    }
-    if (o) {
-        nbr_req_ref(o); /* the epoch's, dropped at the grant */
-        e->open_req = o;
     }
     if (e->kind == NBR_EK_LOCK) {
         w->t[e->target].lock_ep = e;
@@ -289,40 +347,49 @@ static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int h
         w->all_ep = e;
     }
     nbr_epoch_open(w, e);
-    if (!req && hold && e->state != NBR_ES_READY) {
-        /* Still waiting for the grant: nothing ran since the kick (the engine runs under the
-         * big lock we hold), so the request attached now is finished by make_ready. The
-         * thread's blocking request cannot fail. */
+    if (req)
+        return nb_open_conclude(w, e, o, req);
+    if (hold && e->state != NBR_ES_READY) {
+        /* Still waiting for the grant (see nb_open_conclude). The thread's blocking request
+         * cannot fail. */
         o = nbr_req_blocking(w);
         nbr_req_ref(o);
         e->open_req = o;
+        return conclude(w, o, NULL);
     }
-    return conclude(o, req);
+    return MPI_SUCCESS;
 }
 
-/* Close a LOCK or LOCK_ALL epoch (unlock, unlock_all). A blocking call whose epoch completes at
- * once (nbr_epoch_close_direct: a ready epoch, nothing recorded, nothing else queued) needs no
- * request; otherwise the closing request is waited on or handed out. */
+/* The application-level record of an open LOCK or LOCK_ALL epoch, taken away (on = 0) or put
+ * back. */
+static void lock_epoch_detach(nbr_win_t *w, nbr_epoch_t *e, int on)
+{
+    if (e->kind == NBR_EK_LOCK) {
+        w->t[e->target].lock_ep = on ? e : NULL;
+        w->nlocked += on ? 1 : -1;
+    } else {
+        w->all_ep = on ? e : NULL;
+    }
+}
+
+/* Close a LOCK or LOCK_ALL epoch (unlock, unlock_all). When the epoch completes at once
+ * (nbr_epoch_close_direct: a ready epoch, nothing recorded, nothing else queued) a blocking call
+ * needs no request and a nonblocking one gets a request complete from birth (its error, if a
+ * replayed call failed, a request that carries it); otherwise the closing request is waited on or handed out. */
 static int close_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, MPI_Request *req)
 {
-    int rc = MPI_SUCCESS;
-    nbr_req_t *r = NULL;
-    if (req && !(r = new_req(w, call, &rc, req)))
+    int rc = MPI_SUCCESS, err;
+    lock_epoch_detach(w, e, 0);
+    if (nbr_epoch_close_direct(w, e, NULL, &err))
+        return req ? concluded(w, call, err, req) : raised(w->handle, err);
+    nbr_req_t *r = new_req(w, call, &rc, req); /* the blocking one cannot fail */
+    if (!r) {
+        lock_epoch_detach(w, e, 1); /* nothing was done: the epoch stays open */
         return rc;
-    if (e->kind == NBR_EK_LOCK) {
-        w->t[e->target].lock_ep = NULL;
-        w->nlocked--;
-    } else {
-        w->all_ep = NULL;
     }
-    int err;
-    if (nbr_epoch_close_direct(w, e, r, &err))
-        return req ? conclude(r, req) : raised(w->handle, err);
-    if (!r)
-        r = nbr_req_blocking(w); /* cannot fail */
     nbr_epoch_close(w, e, r);
     nbr_epoch_kick(w, e);
-    return conclude(r, req);
+    return conclude(w, r, req);
 }
 
 static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert, MPI_Request *req)
@@ -331,7 +398,7 @@ static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert,
         return nbr_err(w, call, MPI_ERR_LOCKTYPE,
                        "lock_type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE", type);
     if (rank == MPI_PROC_NULL)
-        return conclude(NULL, req);
+        return conclude(w, NULL, req);
     int rc = check_rank(w, call, rank);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -359,7 +426,7 @@ static int ilock(nbr_win_t *w, const char *call, int type, int rank, int assert,
 static int iunlock(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
 {
     if (rank == MPI_PROC_NULL)
-        return conclude(NULL, req);
+        return conclude(w, NULL, req);
     int rc = check_rank(w, call, rank);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -420,7 +487,7 @@ static __attribute__((noinline)) int flush_remote(nbr_win_t *w, int rank)
 static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
 {
     if (rank == MPI_PROC_NULL)
-        return conclude(NULL, req);
+        return conclude(w, NULL, req);
     if (rank == NBR_FLUSH_ALL) {
         if (!w->all_ep && !w->nlocked)
             return nbr_err(w, call, MPI_ERR_RMA_SYNC, "no passive target epoch is open");
@@ -443,12 +510,15 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
     if (!r)
         return rc;
     if (!nbr_flush_start(w, rank, r, &rc)) {
-        nbr_req_release(r);
+        if (req)
+            nbr_req_unspare(w, r);
+        else
+            nbr_req_release(r);
         return rc != MPI_SUCCESS ? nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for a flush")
-                                 : conclude(NULL, req);
+                                 : conclude(w, NULL, req);
     }
     nbr_progress();
-    return conclude(r, req);
+    return conclude(w, r, req);
 }
 
 /* ---- the MPI entry points and their MPIX_ twins ---------------------------------------------- */

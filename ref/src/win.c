@@ -14,7 +14,8 @@
  * sizes, the vendor's MPI_Win_allocate_shared, like MPI_Win_allocate_shared itself; every rank of
  * the node loads and stores its peers' segments directly. MPI_Win_create and dynamic windows
  * expose private memory that peers reach with CMA (process_vm_readv/writev); the process allows
- * that (PR_SET_PTRACER) only while such a window exists.
+ * that (PR_SET_PTRACER) only while such a window exists. An MPI_Win_create window over memory
+ * from MPI_Alloc_mem (node-shared: mem.c) is mapped by its node peers like an allocated one.
  *
  * Windows whose group spans nodes (real ones, or virtual ones of NBRMA_RANKS_PER_NODE): each
  * pair gets its transport at creation (transport/tp.h) — shm within a node, am across nodes.
@@ -477,6 +478,8 @@ typedef struct {
     uint64_t inc;        /* ... and that block's incarnation */
     uint64_t node;       /* its node (real or virtual) */
     int wrank, amid;     /* its rank in MPI_COMM_WORLD, its id of the window (am transport) */
+    int mem_ok;          /* create: its memory lies in one of its MPI_Alloc_mem segments ... */
+    nbr_mem_ref_t mem;   /* ... here (mem.c): node peers map it */
 } nbr_peer_info_t;
 
 /* Bytes of one rank's control block: the block, then one pair of matching counters per peer. */
@@ -585,7 +588,11 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         free(info);
         return rc;
     }
-    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->priv) {
+    /* Memory from MPI_Alloc_mem (mem.c): node peers map it and need no CMA (issue 24). */
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE)
+        mine.mem_ok = nbr_mem_find(w->base, w->bytes, &mine.mem);
+    if ((w->flavor == MPI_WIN_FLAVOR_CREATE && !mine.mem_ok) ||
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->priv) {
         cma_window(1); /* before peers learn they may reach us */
         w->cma = 1;
     }
@@ -621,6 +628,12 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         t->size = info[r].size;
         t->disp_unit = info[r].disp_unit;
         t->pid = info[r].pid;
+        if (r != w->rank && info[r].mem_ok && t->size > 0 &&
+            !(t->base = nbr_mem_map(info[r].pid, &info[r].mem, t->size, &t->mem_map,
+                                    &t->mem_map_len))) {
+            rc = MPI_ERR_NO_MEM; /* rank r's MPI_Alloc_mem memory cannot be mapped here */
+            break;
+        }
         if (t->size == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
             t->base = NULL; /* nothing there: every access is out of range */
         if (r == w->rank && !t->base && (w->flavor == MPI_WIN_FLAVOR_CREATE || w->priv))
@@ -658,10 +671,13 @@ static void win_destroy(nbr_win_t *w)
         nbr_epoch_drop(w, w->q_head);
     if (w->t) {
         nbr_win_engine_detach(w);
-        for (int r = 0; r < w->size; r++)
+        for (int r = 0; r < w->size; r++) {
             free(w->t[r].rcache);
+            nbr_mem_unmap(w->t[r].mem_map, w->t[r].mem_map_len);
+        }
     }
     nbr_epoch_pool_free(w);
+    free(w->spare_req);
     if (w->group != MPI_GROUP_NULL)
         PMPI_Group_free(&w->group);
     nbr_sym_free(w->sym, w->sym_total);
@@ -854,8 +870,8 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                            tp_why[0] ? tp_why
                                      : "window set-up failed on this or another rank of the group "
                                        "(no memory for control blocks in /dev/shm, or a peer's "
-                                       "block could not be mapped, or another transport's set-up "
-                                       "failed there)");
+                                       "block or MPI_Alloc_mem memory could not be mapped, or "
+                                       "another transport's set-up failed there)");
     if (baseptr)
         *(void **)baseptr = w->base;
     *win = w->handle;

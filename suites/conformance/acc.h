@@ -493,7 +493,7 @@ static inline void acc_run(const acc_case *cases, int ncases)
     size_t stride = ACC_K * ACC_SLOT;
     char *base, *contrib = malloc(ncases * stride);
     MPI_Win win;
-    MPI_Win_allocate(ncases * stride, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(ncases * stride, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     for (int c = 0; c < ncases; c++) {
         cases[c].t->init(cases[c].op, base + c * stride);
         cases[c].t->contrib(cases[c].op, contrib + c * stride, conf_rank);
@@ -549,7 +549,7 @@ static inline void acc_run(const acc_case *cases, int ncases)
         tap_ok(ok, "MPI_Accumulate %s on %s from %d ranks into every rank", acc_op_name[op],
                t->name, conf_size);
     }
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(contrib);
 }
 

@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     tap_plan(3);
     char *mem;
     MPI_Win win;
-    MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    conf_win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     memset(mem, 0, 8);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -58,6 +58,6 @@ int main(int argc, char **argv)
     tap_ok(seen == (1 << n) - 1 || conf_rank != 0,
            "MPI_Fetch_and_op(MPI_SUM) on MPI_CHAR fetched 0..%d, each once", n - 1);
     tap_ok(ok, "the sums, the maximum and the xor of MPI_CHAR in rank 0's window are right");
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

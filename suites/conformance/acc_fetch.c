@@ -151,12 +151,12 @@ int main(int argc, char **argv)
     conf_init(&argc, &argv, 2);
     right = conf_right();
     tap_plan(9);
-    MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+    conf_win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     init_window();
     get_accumulate();
     get_accumulate_fence();
     fetch_and_op();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

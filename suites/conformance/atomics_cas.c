@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     }
     tap_plan(3 * (hi - lo));
     /* A multiple of 16 bytes: see win_allocate_odd.c for MPICH's trouble with other sizes. */
-    MPI_Win_allocate((NT * SLOT + 15) / 16 * 16, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate((NT * SLOT + 15) / 16 * 16, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     for (int i = 0; i < NT; i++)
         put_val(&types[i], base + i * SLOT, 0x20 + conf_rank);
     nbh_barrier(MPI_COMM_WORLD);
@@ -166,6 +166,6 @@ int main(int argc, char **argv)
         if (how == BY_FENCE)
             MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     }
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

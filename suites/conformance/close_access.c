@@ -40,8 +40,8 @@ static void one(int m, int o, int n, int round)
               target = conf_rank & 1, peer = conf_rank ^ 1;
     int *mem, *buf = malloc((size_t)n * sizeof *buf);
     MPI_Win win;
-    MPI_Win_allocate((MPI_Aint)n * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
-                     MPI_COMM_WORLD, &mem, &win);
+    conf_win_allocate((MPI_Aint)n * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                      MPI_COMM_WORLD, &mem, &win);
     for (int i = 0; i < n; i++)
         mem[i] = old_val(round, i), buf[i] = o == O_PUT ? 7 * i + round : -7;
     /* The derived case reads every other block of 4096 ints (a vector of n/8192 blocks). */
@@ -153,7 +153,7 @@ static void one(int m, int o, int n, int round)
         MPI_Type_free(&vec);
     if (g != MPI_GROUP_NULL)
         MPI_Group_free(&g);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(buf);
 }
 

@@ -220,6 +220,141 @@ static inline MPI_Comm conf_shm_comm(void)
     return c;
 }
 
+/* ---- windows where a program needs "a window of n bytes" (docs/conformance.md) -------------
+ *
+ * CONF_WINDOW (environment) selects what conf_win_allocate makes, so that one program runs the
+ * whole conformance list over every kind of window memory without a copy per kind:
+ *   allocate (default)  MPI_Win_allocate, as the program would call it;
+ *   allocmem            MPI_Alloc_mem + MPI_Win_create: a create window over the memory MPI-3.1
+ *                       §8.2 says RMA may be fast on (libnbrma maps it for node peers, issue 24);
+ *   malloc              malloc + MPI_Win_create (private memory, reached with CMA by libnbrma).
+ * Programs that test MPI_Win_allocate itself (its flavor, MPI_Win_shared_query, load/store of a
+ * peer's memory) call it directly. conf_win_free frees the window, then the memory the helper
+ * made. An unknown CONF_WINDOW stops the program (exit 2) rather than test something else. */
+enum { CONF_WIN_ALLOCATE, CONF_WIN_ALLOCMEM, CONF_WIN_MALLOC };
+
+static inline int conf_window_kind(void)
+{
+    static int kind = -1;
+    if (kind < 0) {
+        const char *v = getenv("CONF_WINDOW");
+        if (!v || !*v || !strcmp(v, "allocate"))
+            kind = CONF_WIN_ALLOCATE;
+        else if (!strcmp(v, "allocmem"))
+            kind = CONF_WIN_ALLOCMEM;
+        else if (!strcmp(v, "malloc"))
+            kind = CONF_WIN_MALLOC;
+        else {
+            fprintf(stderr, "CONF_WINDOW=%s: use allocate, allocmem or malloc\n", v);
+            exit(2);
+        }
+    }
+    return kind;
+}
+
+/* What conf_win_allocate makes, for test descriptions. */
+static inline const char *conf_window_name(void)
+{
+    static const char *const names[] = {"MPI_Win_allocate", "MPI_Win_create over MPI_Alloc_mem",
+                                        "MPI_Win_create over malloc"};
+    return names[conf_window_kind()];
+}
+
+/* Memory the helper made, by window (several threads may create windows at once). */
+static pthread_mutex_t conf_win_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    MPI_Win win;
+    void *mem;
+    int kind;
+} conf_win_mem[256];
+
+/* MPI_Win_allocate's signature and meaning (memory of `size` bytes, its address in *baseptr). */
+static inline int conf_win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                    void *baseptr, MPI_Win *win)
+{
+    int kind = conf_window_kind(), rc;
+    if (kind == CONF_WIN_ALLOCATE)
+        return MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    void *mem = NULL;
+    if (kind == CONF_WIN_ALLOCMEM)
+        rc = MPI_Alloc_mem(size, MPI_INFO_NULL, &mem);
+    else
+        rc = (mem = malloc(size > 0 ? (size_t)size : 1)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (size > 0) /* zero-filled, as MPI_Win_allocate's fresh memory is on both MPIs here */
+        memset(mem, 0, (size_t)size);
+    rc = MPI_Win_create(mem, size, disp_unit, info, comm, win);
+    if (rc == MPI_SUCCESS) {
+        int slot = -1;
+        pthread_mutex_lock(&conf_win_mu);
+        for (int i = 0; i < 256 && slot < 0; i++)
+            if (!conf_win_mem[i].mem) {
+                slot = i;
+                conf_win_mem[i].win = *win;
+                conf_win_mem[i].mem = mem;
+                conf_win_mem[i].kind = kind;
+            }
+        pthread_mutex_unlock(&conf_win_mu);
+        if (slot < 0) {
+            fprintf(stderr, "conf_win_allocate: more than 256 live windows\n");
+            exit(2);
+        }
+        *(void **)baseptr = mem;
+    } else if (kind == CONF_WIN_ALLOCMEM) {
+        MPI_Free_mem(mem);
+    } else {
+        free(mem);
+    }
+    return rc;
+}
+
+/* MPI_Win_free, then the memory conf_win_allocate made for the window (if it did). */
+static inline int conf_win_free(MPI_Win *win)
+{
+    MPI_Win w = *win;
+    void *mem = NULL;
+    int kind = CONF_WIN_ALLOCATE;
+    int rc = MPI_Win_free(win);
+    if (rc != MPI_SUCCESS)
+        return rc; /* the window lives on: so does its memory */
+    pthread_mutex_lock(&conf_win_mu);
+    for (int i = 0; i < 256; i++)
+        if (conf_win_mem[i].mem && conf_win_mem[i].win == w) {
+            mem = conf_win_mem[i].mem;
+            kind = conf_win_mem[i].kind;
+            conf_win_mem[i].mem = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&conf_win_mu);
+    if (kind == CONF_WIN_ALLOCMEM)
+        rc = MPI_Free_mem(mem);
+    else if (kind == CONF_WIN_MALLOC)
+        free(mem);
+    return rc;
+}
+
+/* Memory a program exposes with MPI_Win_create itself (a create window is what it tests):
+ * MPI_Alloc_mem's under CONF_WINDOW=allocmem, else malloc's. NULL when there is none. */
+static inline void *conf_mem_alloc(size_t size)
+{
+    void *mem = NULL;
+    if (conf_window_kind() != CONF_WIN_ALLOCMEM)
+        return malloc(size > 0 ? size : 1);
+    if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1) ||
+        MPI_Alloc_mem((MPI_Aint)size, MPI_INFO_NULL, &mem) != MPI_SUCCESS)
+        return NULL;
+    return mem;
+}
+
+static inline void conf_mem_free(void *mem)
+{
+    if (conf_window_kind() != CONF_WIN_ALLOCMEM)
+        free(mem);
+    else if (mem)
+        MPI_Free_mem(mem);
+}
+
 /* Collective over comm: 1 when its ranks live on more than one node — real nodes, or the
  * virtual ones of NBRMA_RANKS_PER_NODE, which libnbrma's MPI_Comm_split_type honours. Such a
  * group cannot make an MPI_Win_allocate_shared window (MPI-3.1 §11.2.3). */

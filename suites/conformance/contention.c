@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     if (nops < 1)
         tap_bail_out("usage: contention [N > 0]");
     tap_plan(6);
-    MPI_Win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+    conf_win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
     memset(base, 0, 4 * sizeof(int64_t));
@@ -112,6 +112,6 @@ int main(int argc, char **argv)
     tap_is_double(d, 0.5 * total, 0, "%d ranks x %d MPI_Accumulate(SUM, +0.5) on MPI_DOUBLE",
                   conf_size, nops);
     free(got);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

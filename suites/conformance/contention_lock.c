@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     if (n < 1)
         tap_bail_out("usage: contention_lock [N > 0]");
     tap_plan(4);
-    MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
     memset(base, 0, 4 * sizeof(int));
     MPI_Win_unlock(conf_rank, win);
@@ -93,6 +93,6 @@ int main(int argc, char **argv)
     tap_ok(ok, "CAS spinlock: critical sections read each counter value 0..%ld exactly once",
            total - 1);
     free(seen);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

@@ -7,7 +7,12 @@
  * accumulates (checked by the target, after a message when the epoch is still open), in the
  * origin's buffer for gets. Ring pattern: every rank writes to its right neighbour and reads
  * from its left one; also PSCW with the rank itself in both groups and with MPI_MODE_NOCHECK.
- * MPIX_Win_epoch_counts reports nothing pending afterwards. */
+ * MPIX_Win_epoch_counts reports nothing pending afterwards. Epoch requests that completed inside
+ * their call (libnbrma hands out pooled requests of the MPI library for them) mixed
+ * with a pending MPI_Irecv in the wait/test family: MPI_Testall leaves every handle as it was,
+ * MPI_Waitany and MPI_Waitsome pick the epoch request, MPI_Request_get_status keeps it and
+ * MPI_Request_free releases it, MPI_Waitall completes the rest; epoch statuses say 0 elements,
+ * not cancelled; requests held at once are distinct handles. */
 #include "nb_util.h"
 
 #define N 24 /* int64 slots per rank; each section below uses its own */
@@ -253,6 +258,78 @@ static void lock_all_epochs(void)
            flavor);
 }
 
+static int epoch_status_ok(const MPI_Status *st)
+{
+    int count = -1, cancelled = 1;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    MPI_Test_cancelled(st, &cancelled);
+    return count == 0 && !cancelled;
+}
+
+/* Epoch requests complete at birth (a lock on the rank itself is granted inside the call) among
+ * the application's requests. No message reaches a rank before the barrier, so the receive
+ * stays pending until then. */
+static void mixed_requests(void)
+{
+    int in = -1, flag = 1, idx = -1, outc = 0, ids[2];
+    MPI_Request q[2];
+    MPI_Status st[2];
+    MPI_Irecv(&in, 1, MPI_INT, conf_left(), 77, nbt_comm, &q[0]);
+    MPIX_Win_ilock(MPI_LOCK_SHARED, conf_rank, 0, win, &q[1]);
+    MPI_Request keep0 = q[0], keep1 = q[1];
+    MPI_Testall(2, q, &flag, st);
+    tap_ok(!flag && q[0] == keep0 && q[1] == keep1,
+           "%s: MPI_Testall of a pending MPI_Irecv and a complete MPIX_Win_ilock request: flag "
+           "false, no handle changed",
+           flavor);
+    MPI_Waitany(2, q, &idx, &st[0]);
+    int ok = idx == 1 && q[1] == MPI_REQUEST_NULL && q[0] == keep0 && epoch_status_ok(&st[0]);
+    MPIX_Win_iunlock(conf_rank, win, &q[1]);
+    keep1 = q[1];
+    flag = 0;
+    MPI_Request_get_status(q[1], &flag, &st[1]);
+    ok = ok && flag && q[1] == keep1 && epoch_status_ok(&st[1]);
+    MPI_Request_free(&q[1]);
+    tap_ok(ok && q[1] == MPI_REQUEST_NULL,
+           "%s: MPI_Waitany picks the complete ilock request (index 1, status 0 elements); "
+           "MPI_Request_get_status on the iunlock request: complete, handle kept; "
+           "MPI_Request_free releases it",
+           flavor);
+    MPIX_Win_ilock(MPI_LOCK_SHARED, conf_rank, 0, win, &q[1]);
+    MPI_Waitsome(2, q, &outc, ids, st);
+    tap_ok(outc == 1 && ids[0] == 1 && q[1] == MPI_REQUEST_NULL && epoch_status_ok(&st[0]),
+           "%s: MPI_Waitsome with a pending MPI_Irecv returns the complete ilock request alone "
+           "(outcount %d)",
+           flavor, outc);
+    MPIX_Win_iunlock(conf_rank, win, &q[1]);
+    /* Requests the application holds at once are distinct handles (tools follow requests by
+     * handle), complete at birth or not. */
+    MPI_Request d[4];
+    MPIX_Win_ilock(MPI_LOCK_SHARED, conf_rank, 0, win, &d[0]);
+    MPIX_Win_iunlock(conf_rank, win, &d[1]);
+    MPIX_Win_ilock(MPI_LOCK_SHARED, conf_rank, 0, win, &d[2]);
+    MPIX_Win_iunlock(conf_rank, win, &d[3]);
+    int distinct = 1;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            distinct &= d[i] != d[j] && d[i] != MPI_REQUEST_NULL;
+    distinct &= d[1] != q[1];
+    MPI_Status ds[4];
+    MPI_Waitall(4, d, ds);
+    tap_ok(distinct && d[0] == MPI_REQUEST_NULL && d[3] == MPI_REQUEST_NULL,
+           "%s: two ilock/iunlock epochs and an iunlock still held: five distinct request "
+           "handles, all completed by MPI_Waitall",
+           flavor);
+    nbt_barrier();
+    nbt_send(conf_right(), 77, conf_rank);
+    MPI_Waitall(2, q, st);
+    tap_ok(q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL && in == conf_left() &&
+               st[0].MPI_SOURCE == conf_left() && epoch_status_ok(&st[1]),
+           "%s: MPI_Waitall of the MPI_Irecv and a complete iunlock request: both released, the "
+           "receive's status is its own, the epoch's says 0 elements",
+           flavor);
+}
+
 static void counts_idle(void)
 {
     int d, p;
@@ -268,14 +345,14 @@ static void counts_idle(void)
 static void run(int create)
 {
     void *mem = NULL;
-    flavor = create ? "MPI_Win_create" : "MPI_Win_allocate";
+    flavor = create ? "MPI_Win_create" : conf_window_name();
     if (create) {
         mem = malloc(N * sizeof(int64_t));
         MPI_Win_create(mem, N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
                        &win);
         base = mem;
     } else {
-        MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+        conf_win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                          &win);
     }
     init_window();
@@ -284,8 +361,9 @@ static void run(int create)
     pscw_self_nocheck();
     lock_epochs();
     lock_all_epochs();
+    mixed_requests();
     counts_idle();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(mem);
 }
 
@@ -293,7 +371,7 @@ int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 2);
     spans = conf_spans_nodes(MPI_COMM_WORLD);
-    tap_plan(2 * 15);
+    tap_plan(2 * 20);
     run(0);
     run(1);
     return nbt_done();

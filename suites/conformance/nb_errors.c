@@ -21,7 +21,7 @@ static MPI_Win win;
 
 static void open_win(void)
 {
-    MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+    conf_win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     for (int i = 0; i < N; i++)
@@ -32,7 +32,7 @@ static void open_win(void)
 static void close_win(void)
 {
     nbt_barrier();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
 }
 
 /* Is rc of class cls? Queues "rank R: what returned X" when not. */
@@ -246,7 +246,7 @@ static void free_pending(enum pending_kind k)
             break;
         }
         MPI_Win w = win;
-        ok_err = is_class(MPI_Win_free(&w), MPI_ERR_RMA_SYNC, "MPI_Win_free");
+        ok_err = is_class(conf_win_free(&w), MPI_ERR_RMA_SYNC, "MPI_Win_free");
         if (w == MPI_WIN_NULL) {
             nbt_diag("the refused MPI_Win_free set the handle to MPI_WIN_NULL");
             ok_err = 0;
@@ -277,7 +277,7 @@ static void free_pending(enum pending_kind k)
         ok_data = nbt_load(&base[1]) == conf_val(2, me, 0);
     if (!ok_data)
         nbt_diag("slot 1 holds %lld after the epoch completed", (long long)nbt_load(&base[1]));
-    int rc = MPI_Win_free(&win);
+    int rc = conf_win_free(&win);
     ok_free =
         is_class(rc, MPI_SUCCESS, "MPI_Win_free once the epoch completed") && win == MPI_WIN_NULL;
     MPI_Group_free(&gp);

@@ -52,7 +52,7 @@ static void open_win(const char *const values[4])
             if (values[i])
                 MPI_Info_set(info, keys[i], values[i]);
     }
-    MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), info, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(N * sizeof(int64_t), sizeof(int64_t), info, MPI_COMM_WORLD, &base, &win);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     for (int i = 0; i < N; i++)
@@ -74,7 +74,7 @@ static void set_flags(const char *const values[4])
 static void close_win(void)
 {
     nbt_barrier();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
 }
 
 static int64_t cv(int salt, int rank, int i)

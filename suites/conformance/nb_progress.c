@@ -99,13 +99,13 @@ int main(int argc, char **argv)
     }
     int64_t *mem;
     MPI_Win win;
-    MPI_Win_allocate(64 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+    conf_win_allocate(64 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
                      &win);
     memset(mem, 0, 64 * sizeof(int64_t));
     nbt_barrier();
     round_trip(win, mem, 2, "2 epochs");
     round_trip(win, mem, 16, "16 epochs");
     round_trip(win, mem, 63, "63 epochs");
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return nbt_done();
 }

@@ -509,7 +509,7 @@ static void one_seed(unsigned seed, int rounds)
         MPI_Win_create(mem, bytes, sizeof(int64_t), info, MPI_COMM_WORLD, &win);
         base = mem;
     } else {
-        MPI_Win_allocate(bytes, sizeof(int64_t), info, MPI_COMM_WORLD, &base, &win);
+        conf_win_allocate(bytes, sizeof(int64_t), info, MPI_COMM_WORLD, &base, &win);
     }
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
@@ -538,7 +538,7 @@ static void one_seed(unsigned seed, int rounds)
         tap_diag("seed %u: %d rounds, %d epochs (%d on rank 0: %d nonblocking and %d blocking "
                  "open/close calls), %d ops, %d active/passive switches, %s window",
                  seed, rounds, neps, mine, nb, blocking, nops, syncs,
-                 create ? "MPI_Win_create" : "MPI_Win_allocate");
+                 create ? "MPI_Win_create" : conf_window_name());
 
     int bad = 0, first = -1;
     for (int s = 0; s < nslots; s++)
@@ -581,7 +581,7 @@ static void one_seed(unsigned seed, int rounds)
     tap_ok(!bad, "seed %u, %d ranks%s: every MPI_Get returned what the model says %s", seed,
            conf_size, flags_mode ? ", all reorder flags on" : "",
            flags_mode ? "(slots nobody writes)" : "(the origin's earlier epochs had completed)");
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(mem);
 }
 

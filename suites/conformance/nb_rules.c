@@ -851,7 +851,7 @@ int main(int argc, char **argv)
 {
     nbt_init(&argc, &argv, 3);
     tap_plan(6 + 1 + 3 + 3 + 4 + 2 + 2 + 2 + 1 + 3 + 3);
-    MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+    conf_win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     for (int i = 0; i < N; i++)
         base[i] = 0;
@@ -870,6 +870,6 @@ int main(int argc, char **argv)
     deferred_buffers();
     ifence_barrier();
     requests();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return nbt_done();
 }

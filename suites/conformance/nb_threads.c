@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     memset(t, 0, sizeof t);
     for (int i = 0; i < NT; i++) {
         t[i].id = i;
-        MPI_Win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+        conf_win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
                          &t[i].base, &t[i].win);
         memset(t[i].base, 0, 4 * sizeof(int64_t));
     }
@@ -95,6 +95,6 @@ int main(int argc, char **argv)
     tap_is_long(bad, 0, "%d threads x %d nonblocking fence epochs: each completes, its put "
                         "arrives", NT, iters);
     for (int i = 0; i < NT; i++)
-        MPI_Win_free(&t[i].win);
+        conf_win_free(&t[i].win);
     return nbt_done();
 }

@@ -94,7 +94,7 @@ static void unordered_window(void)
     MPI_Info_set(info, "accumulate_ordering", "none");
     int64_t *b;
     MPI_Win w;
-    MPI_Win_allocate(2 * sizeof(int64_t), sizeof(int64_t), info, MPI_COMM_WORLD, &b, &w);
+    conf_win_allocate(2 * sizeof(int64_t), sizeof(int64_t), info, MPI_COMM_WORLD, &b, &w);
     MPI_Info_free(&info);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, w);
     b[0] = b[1] = 0;
@@ -113,7 +113,7 @@ static void unordered_window(void)
     tap_is_long(got, N, "accumulate_ordering=none: REPLACE 1..%d with a flush after each reads %d",
                 N, N);
     nbh_barrier(MPI_COMM_WORLD);
-    MPI_Win_free(&w);
+    conf_win_free(&w);
 }
 
 int main(int argc, char **argv)
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
     conf_init(&argc, &argv, 2);
     right = conf_right();
     tap_plan(7);
-    MPI_Win_allocate(8 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+    conf_win_allocate(8 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                      &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
     for (int i = 0; i < 8; i++)
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     MPI_Win_unlock_all(win);
     across_epochs();
     nbh_barrier(MPI_COMM_WORLD);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     unordered_window();
     return conf_done();
 }

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     tap_plan(1);
     int *base;
     MPI_Win win;
-    MPI_Win_allocate(3 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(3 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     for (int i = 0; i < 3 * N; i++)
         base[i] = -1;
     MPI_Group world, origin, all, inter;
@@ -84,6 +84,6 @@ int main(int argc, char **argv)
     MPI_Group_free(&all);
     MPI_Group_free(&inter);
     MPI_Group_free(&world);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
     tap_plan(7);
-    MPI_Win_allocate(N * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(N * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     conf_fill_long(base, N, 1, conf_rank);
     nbh_barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, win);
@@ -167,6 +167,6 @@ int main(int argc, char **argv)
     completions();
     accumulates();
     MPI_Win_unlock_all(win);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

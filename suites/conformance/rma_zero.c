@@ -20,7 +20,7 @@ static void run(int create, int fence)
         mem = cbuf;
         MPI_Win_create(mem, N * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     } else {
-        MPI_Win_allocate(N * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+        conf_win_allocate(N * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     }
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     for (int i = 0; i < N; i++)
@@ -72,7 +72,7 @@ static void run(int create, int fence)
             if (bad++ < 4)
                 tap_diag("%s returned %s", c[i].what, conf_describe_rc(c[i].rc, s, sizeof s));
         }
-    const char *how = create ? "MPI_Win_create" : "MPI_Win_allocate";
+    const char *how = create ? "MPI_Win_create" : conf_window_name();
     const char *ep = fence ? "fence" : "lock_all";
     tap_ok(bad == 0, "%s, %s: %d RMA calls that move no byte succeed (%d do not)", how, ep, n, bad);
     double exp[N];
@@ -84,7 +84,7 @@ static void run(int create, int fence)
             same = 0, tap_diag("result buffer element %d changed to %lld", i, (long long)r[i]);
     tap_ok(same, "%s, %s: ... and change no byte of the window or the result buffer", how, ep);
     MPI_Type_free(&z);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(cbuf);
 }
 

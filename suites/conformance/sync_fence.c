@@ -96,7 +96,7 @@ static void big_transfer(void)
 {
     int *big, *out = malloc(BIG * sizeof *out), *back = malloc(BIG * sizeof *back);
     MPI_Win bw;
-    MPI_Win_allocate(BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big, &bw);
+    conf_win_allocate(BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big, &bw);
     conf_fill_int(out, BIG, 4, conf_rank);
     MPI_Win_fence(MPI_MODE_NOPRECEDE, bw);
     MPI_Put(out, BIG, MPI_INT, conf_right(), 0, BIG, MPI_INT, bw);
@@ -108,7 +108,7 @@ static void big_transfer(void)
     int ok = conf_check_int(big, exp, BIG, "rank %d's window", conf_rank);
     ok &= conf_check_int(back, out, BIG, "what was read back from rank %d", conf_right());
     tap_ok(ok, "fence: a 256 KiB MPI_Put and MPI_Get round-trip");
-    MPI_Win_free(&bw);
+    conf_win_free(&bw);
     free(out);
     free(back);
     free(exp);
@@ -118,12 +118,12 @@ int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
     tap_plan(ROUNDS + 4);
-    MPI_Win_allocate(2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     ring_shift();
     get_only();
     store_then_get();
     mixed_epoch();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     big_transfer();
     return conf_done();
 }

@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
     tap_plan(11);
-    MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     exclusive_put();
     shared_get();
     exclusive_counter();
@@ -200,6 +200,6 @@ int main(int argc, char **argv)
     flush_local(1);
     win_sync();
     nocheck_and_self();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

@@ -12,7 +12,7 @@
  * Cases: MPI_Win_fence; MPI_Win_wait of an exposure epoch (rank 1 sends before start/complete);
  * MPI_Win_lock + MPI_Win_unlock toward rank 1 while rank 1 holds its own exclusive lock and
  * sends before unlocking. A hang is reported by a watchdog (SIGALRM, NBRMA_PROGRESS_LIMIT
- * seconds, default 30) instead of waiting for the harness' timeout. 2 ranks or more; ranks
+ * seconds, default 30 scaled by nbh_timeout_scale()) instead of waiting for the harness' timeout. 2 ranks or more; ranks
  * above 1 take part in the fences only. */
 #include "conf.h"
 
@@ -40,7 +40,8 @@ static void arm(const char *what)
 {
     stage = what;
     const char *e = getenv("NBRMA_PROGRESS_LIMIT");
-    int s = e && atoi(e) > 0 ? atoi(e) : 30;
+    /* 30 s on a quiet machine, scaled like every test limit (nbh_timeout_scale) */
+    int s = e && atoi(e) > 0 ? atoi(e) : (int)nbh_limit(30.0);
     alarm((unsigned)s);
 }
 
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc(BIG);
     int64_t *mem;
     MPI_Win win;
-    if (!buf || MPI_Win_allocate(64, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+    if (!buf || conf_win_allocate(64, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
                                  &win) != MPI_SUCCESS) {
         fprintf(stderr, "sync_progress: no memory or no window\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
     MPI_Group_free(&g0);
     MPI_Group_free(&g1);
     MPI_Group_free(&world);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     free(buf);
     return conf_done();
 }

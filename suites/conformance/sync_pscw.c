@@ -145,12 +145,12 @@ int main(int argc, char **argv)
     conf_init(&argc, &argv, 2);
     tap_plan(7);
     MPI_Comm_group(MPI_COMM_WORLD, &world);
-    MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     ring();
     star();
     two_targets();
     nocheck();
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     MPI_Group_free(&world);
     return conf_done();
 }

@@ -71,7 +71,7 @@ static void *churn(void *arg)
     for (int i = 0; i < 50; i++) {
         MPI_Win w;
         long *b;
-        if (MPI_Win_allocate(WIN_BYTES, sizeof(long), MPI_INFO_NULL, t->comm, &b, &w) !=
+        if (conf_win_allocate(WIN_BYTES, sizeof(long), MPI_INFO_NULL, t->comm, &b, &w) !=
             MPI_SUCCESS) {
             t->lost++;
             continue;
@@ -81,7 +81,7 @@ static void *churn(void *arg)
         MPI_Put(&v, 1, MPI_LONG, conf_right(), 0, 1, MPI_LONG, w);
         MPI_Win_fence(0, w);
         t->lost += *b != conf_left() + 1;
-        MPI_Win_free(&w);
+        conf_win_free(&w);
     }
     return NULL;
 }
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     /* 1 */
     for (int i = 0; i < NT; i++) {
         t[i].id = i;
-        MPI_Win_allocate(WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &t[i].base,
+        conf_win_allocate(WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &t[i].base,
                          &t[i].win);
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, t[i].win);
         *t[i].base = 0;
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
         lost += *t[i].base != iters;
         MPI_Win_unlock(conf_rank, t[i].win);
         stale += t[i].stale;
-        MPI_Win_free(&t[i].win);
+        conf_win_free(&t[i].win);
     }
     tap_is_long(lost, 0, "%d threads x %d lock/accumulate/get/flush/unlock epochs, each on its own "
                          "window: no increment lost", NT, iters);
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
     /* 2 */
     MPI_Win win;
     long *base;
-    MPI_Win_allocate(((conf_size * NT + 1) / 2) * WIN_BYTES, sizeof(long), MPI_INFO_NULL,
+    conf_win_allocate(((conf_size * NT + 1) / 2) * WIN_BYTES, sizeof(long), MPI_INFO_NULL,
                      MPI_COMM_WORLD, &base, &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
     for (int i = 0; i < conf_size * NT; i++)
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
             got_total += base[o * NT + k];
         }
     MPI_Win_unlock(conf_rank, win);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     tap_ok(wrong == 0,
            "%d threads accumulate concurrently inside one lock_all epoch: %ld of %ld arrived",
            NT, got_total, want_total);
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
     tap_is_long(lost, 0, "%d threads create, use and free 50 windows each at once", NT);
 
     /* 4 */
-    MPI_Win_allocate(WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
     *base = 0;
     MPI_Win_unlock(conf_rank, win);
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
             MPI_Win_unlock(1, win);
         }
     }
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     tap_is_long(late, 0, "%d accumulates were visible at the target when their unlock's message "
                          "arrived", 4 * iters);
     return conf_done();

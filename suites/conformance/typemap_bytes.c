@@ -211,7 +211,7 @@ int main(int argc, char **argv)
         plan += cases[k].pair ? C_NCALLS : C_NCALLS - 1; /* fetch_and_op: predefined types */
     tap_plan(plan + 1);
     tap_ok(ok_layout, "the pair types' extents are those of their C structs");
-    unsigned char *wmem = malloc(TOFF - OOFF + SPAN + 64);
+    unsigned char *wmem = conf_mem_alloc(TOFF - OOFF + SPAN + 64);
     memset(wmem, CANARY, TOFF - OOFF + SPAN + 64);
     MPI_Win win;
     MPI_Win_create(wmem, TOFF - OOFF + SPAN + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -220,7 +220,7 @@ int main(int argc, char **argv)
             if (call != C_FOP || cases[k].pair)
                 run(&cases[k], call, win, wmem);
     MPI_Win_free(&win);
-    free(wmem);
+    conf_mem_free(wmem);
     MPI_Type_free(&vec);
     MPI_Type_free(&neg);
     MPI_Type_free(&negr);

@@ -283,7 +283,7 @@ static void struct_gaps(void)
     MPI_Type_free(&st);
     MPI_Type_free(&rt);
     MPI_Win_fence(0, bw);
-    MPI_Win_free(&bw);
+    conf_win_free(&bw);
     free(bb);
 }
 
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
     tap_plan(13);
-    MPI_Win_allocate(W * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(W * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     MPI_Win_fence(0, win);
     vector_target();
     vector_origin();
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
     accumulate_vector();
     freed_early();
     MPI_Win_fence(0, win);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     struct_gaps();
     return conf_done();
 }

@@ -220,9 +220,9 @@ int main(int argc, char **argv)
     tap_plan(NCASES);
     char *base;
     MPI_Win win;
-    MPI_Win_allocate(SLOTS * MAXSIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    conf_win_allocate(SLOTS * MAXSIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     for (int i = 0; i < NCASES; i++)
         run_case(&cases[i], base, win);
-    MPI_Win_free(&win);
+    conf_win_free(&win);
     return conf_done();
 }

@@ -20,7 +20,7 @@ static void one(int flavor, int lock, int flush, int rep)
     if (flavor == 0)
         MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     else
-        MPI_Win_allocate(sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        conf_win_allocate(sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     int v = conf_rank + 100 * rep, rc = MPI_SUCCESS, rc2;
     if (lock == ALL)
@@ -42,7 +42,7 @@ static void one(int flavor, int lock, int flush, int rep)
         seen = base[1];
         MPI_Win_unlock(conf_rank, win);
     }
-    int frc = MPI_Win_free(&win);
+    int frc = conf_win_free(&win);
     if (flavor == 0)
         seen = mem[1];
     char msg[MPI_MAX_ERROR_STRING] = "";
@@ -53,9 +53,9 @@ static void one(int flavor, int lock, int flush, int rep)
         tap_diag("MPI_Win_free returned %d (%s)", frc, msg);
     tap_ok(rc == MPI_SUCCESS && frc == MPI_SUCCESS,
            "%s window, %s, put%s, unlock, then MPI_Win_free at once (round %d): no error",
-           flavor ? "allocate" : "create", lname[lock], flush ? "+flush" : "", rep);
+           flavor ? conf_window_name() : "create", lname[lock], flush ? "+flush" : "", rep);
     tap_is_long(seen, left + 100 * rep, "%s window, %s%s (round %d): the left neighbour's put is there",
-                flavor ? "allocate" : "create", lname[lock], flush ? ", flushed" : "", rep);
+                flavor ? conf_window_name() : "create", lname[lock], flush ? ", flushed" : "", rep);
 }
 
 int main(int argc, char **argv)

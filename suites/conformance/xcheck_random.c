@@ -265,7 +265,7 @@ int main(int argc, char **argv)
     wbytes = MARGIN + 2 * half + SHARED * (MPI_Aint)sizeof(int);
     /* Arenas: each operation's origin and result buffers, one slot per (target, cell). */
     const MPI_Aint arena = MARGIN + (MPI_Aint)conf_size * SLOT;
-    unsigned char *wcreate = malloc((size_t)wbytes), *wdyn = malloc((size_t)wbytes), *walloc;
+    unsigned char *wcreate = conf_mem_alloc((size_t)wbytes), *wdyn = malloc((size_t)wbytes), *walloc;
     unsigned char *org = malloc((size_t)arena), *res = malloc((size_t)arena);
     int *scratch = malloc((size_t)conf_size * 3 * SHARED * sizeof *scratch); /* shared sums */
     MPI_Win wins[3];
@@ -477,7 +477,7 @@ int main(int argc, char **argv)
     MPI_Win_detach(wins[2], wdyn);
     for (int k = 0; k < 3; k++)
         MPI_Win_free(&wins[k]);
-    free(wcreate), free(wdyn), free(org), free(res), free(dbase), free(scratch);
+    conf_mem_free(wcreate), free(wdyn), free(org), free(res), free(dbase), free(scratch);
     tap_plan(1);
     tap_ok(1, "%d rounds of seed %llu ran; hashes in %s.<rank>", rounds, (unsigned long long)seed,
            prefix);

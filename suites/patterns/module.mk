@@ -1,10 +1,11 @@
-# suites/patterns/: one benchmark binary per experiment of EXPERIMENTS.md (A1–A7, B1–B5, C, D1–D7, E)
+# suites/patterns/: one benchmark binary per experiment of EXPERIMENTS.md (A1–A7, B1–B5, C, D1–D7, E),
+# I1 (IMB-RMA's passive-target shape: docs/experiments-i.md)
 # and per cost of the reference itself (R1-R3: docs/experiments-r.md).
 PATTERN_NAMES := d1_latency d2_overlap d3_msgrate d4_atomics d5_fence d6_pscw d7_passive \
   a1_late_post a2_early_transfer a3_early_wait a4_late_complete a5_early_fence a6_wait_at_fence \
   a7_late_unlock b1_aaar_gats b2_aaar_lock b3_aaer b4_eaer b5_eaar r1_deferred r2_windows \
   r3_noncontig e_ghost \
-  c_sched u1_ucp_floor
+  c_sched u1_ucp_floor i1_imb
 PATTERN_BINS := $(PATTERN_NAMES:%=$(BIN)/%)
 
 # Linked with libnbrma (one binary, every series): the harness picks vendor or ref per case with
