@@ -63,8 +63,10 @@ long nbr_tp_outstanding(void)
 
 int nbr_tp_net_select(const char *net, char *why, size_t n)
 {
+    /* An emulated wire (NBRMA_WIRE_US/_MBPS) exists only in am: auto then means am, so the
+     * experiments that ask for one (C2-C5, sched_structure) get it. */
     if (!net || !*net || !strcasecmp(net, "auto"))
-        return NBR_NET_WANT_AUTO;
+        return nbr_cfg.WIRE_US > 0 || nbr_cfg.WIRE_MBPS > 0 ? NBR_NET_AM : NBR_NET_WANT_AUTO;
     if (!strcasecmp(net, "am"))
         return NBR_NET_AM;
     if (!strcasecmp(net, "ucx")) {
