@@ -87,6 +87,9 @@ bench: $(DEPS_STAMP)
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
 	  $(if $(filter 1,$(QUICK)),--quick) $(if $(NODES),--nodes $(NODES)) \
 	  $(BENCHLISTS) || rc=$$?; \
+	$(PYTHON) suites/conformance/rmacheck/bench-scaling.py --bin $(BIN) --mpicc "$(MPICC)" \
+	  --runner "$(TEST_RUNNER)" --out $(RESULTS) --mpi $(MPI) --work $(BUILD)/rmacheck-bench \
+	  --filter '$(BENCH)' $(if $(filter 1,$(QUICK)),--quick) || [ $$rc -ne 0 ] || rc=1; \
 	$(PYTHON) plots/plot.py --results $(RESULTS) || [ $$rc -ne 0 ] || rc=1; exit $$rc
 
 # summary.txt and the figures again, from results/<mpi>/ alone (nothing runs).

@@ -572,12 +572,27 @@ def fig_i1(own, every):
     return {"i1_imb.dat": table(comment, head, t, cols, lambda k: "%s %s" % rows[k])}
 
 
+def fig_rc_scaling(own, every):
+    """rmacheck's scaling benchmark (suites/conformance/rmacheck/bench-scaling.py)."""
+    rs = pick(own, {"RC_scaling"})
+    if not rs:
+        return None
+    cols = ["native_s", "rmacheck_s", "program_s", "analysis_s", "log_bytes"]
+    t = {r.params.get("accesses", r.counters.get("accesses")): {c: r.counters[c] for c in cols
+                                                                 if c in r.counters}
+         for r in rs}
+    comment = ["rmacheck scaling, 2 ranks, median seconds of: the native run, the whole rmacheck",
+               "run, the program under rmacheck, the analysis; bytes of the logs"]
+    return {"rmacheck_scaling.dat": table(comment, ["accesses"] + cols, t, cols)}
+
+
 FIGURES = {"d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
            "g1_transactions": fig_g1, "g2_lu": fig_g2, "g3_radix": fig_g3, "g4_hashtable": fig_g4,
            "g5_dsde": fig_g5,
-           "e_ghost": fig_e_ghost, "c_sched": fig_c, "i1_imb": fig_i1}
+           "e_ghost": fig_e_ghost, "c_sched": fig_c, "i1_imb": fig_i1,
+           "rmacheck_scaling": fig_rc_scaling}
 FIGURES.update({name: fig_ab(name) for name in AB_FIGURES})
 
 

@@ -2,35 +2,47 @@
 """rmacheck — run an MPI program and report the memory-consistency hazards of its one-sided
 communication (docs/rmacheck.md).
 
-    rmacheck [--json FILE] [--keep] [--preload LIB]... [--dir DIR] [--ranks-per-node K]
+    rmacheck [--json FILE] [--keep] [--preload LIB]... [--dir DIR] [--ranks-per-node K] [--stats]
              -- <launcher> -n N ./prog args
 
 The program runs with librmacheck.so preloaded (MPI wrappers; load/store hooks when it was built
 with rmacheck-cc). Every rank logs its RMA calls, synchronization, and accesses to window memory
 into a file under a fresh directory in /dev/shm (or in DIR: ranks on several hosts need a DIR
 every host can reach, a shared file system); after the launcher exits (normally or not) the
-logs are analyzed here: epochs are replayed per rank (kind epoch-misuse), and pairs of accesses to
-overlapping target bytes are checked for an ordering by the vector clocks the runtime recorded
-(kinds conflicting-rma, rma-vs-local), the origin-buffer hazards the runtime detected online are
-reported (origin-buffer), and nonblocking epochs and reorder flags refine both (nonblocking-epoch).
+logs are analyzed here: vector clocks are computed from the edges the runtime logged (every
+thread of a program built with rmacheck-cc, and every OpenMP task, section or dynamic chunk, is
+an actor of its own), epochs are replayed per rank (kind epoch-misuse), pairs of accesses to
+overlapping target bytes are checked for an ordering by those clocks in one sweep per window
+(kinds conflicting-rma, rma-vs-local, and origin-buffer for local buffers in window memory), the
+origin-buffer hazards the runtime detected online are reported (origin-buffer), and nonblocking
+epochs and reorder flags refine both (nonblocking-epoch).
 
 --preload LIB puts LIB before the runtime in the program's LD_PRELOAD (and only the program's):
 a sanitizer runtime must be the first library of a process whose libraries are sanitized, e.g.
 a program linked with an AddressSanitizer build of libnbrma (--preload "$(gcc
 -print-file-name=libasan.so)").
 
+--stats prints, on stderr, the time the program ran and the time of the analysis, the size of the
+logs, and how many lines, events, load/store intervals and RMA operations they hold.
+
 --ranks-per-node K treats every K ranks of a host as one node (RMACHECK_RANKS_PER_NODE): the
 runtime then keeps the clocks of atomic operations as it does across real nodes (a window of its
 own instead of node-shared memory), so one machine runs that path.
 
-Exit status: 0 no hazard, 1 hazards reported, 2 rmacheck's own error.
+Exit status: 0 no hazard (and the program exited with 0); 1 hazards reported; 2 rmacheck's own
+error (bad option, no log, a rank without a log: the run was not checked); 3 no hazard in what
+the program recorded, but the program failed (non-zero exit, a signal, MPI_Abort); 4 rmacheck
+was interrupted (SIGTERM, SIGINT): it stopped the program and found no hazard in what was
+recorded until then (a partial run).
 """
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 MPI_NAME = "@MPI@"
 KINDS = ("conflicting-rma", "rma-vs-local", "origin-buffer", "epoch-misuse", "nonblocking-epoch")
@@ -78,35 +90,276 @@ def find_runtime():
 # ---- log parsing ---------------------------------------------------------------------------
 
 class Ev:
-    """One recorded event of one rank."""
-    __slots__ = ("rank", "pos", "vc", "kind", "f", "pc")
+    """One recorded event: rank, global actor index (gid), its seq on that actor, its vector
+    clock (a tuple over all actors of all ranks), its line in the rank's log (pos), and where in
+    a linear extension of happens-before it was computed (topo)."""
+    __slots__ = ("rank", "gid", "seq", "vc", "pos", "kind", "f", "pc", "topo")
 
-    def __init__(self, rank, pos, vc, kind, f, pc=None):
-        self.rank, self.pos, self.vc, self.kind, self.f, self.pc = rank, pos, vc, kind, f, pc
+    def __init__(self, rank, gid, seq, vc, pos, kind, f, pc=None, topo=0):
+        self.rank, self.gid, self.seq, self.vc, self.pos = rank, gid, seq, vc, pos
+        self.kind, self.f, self.pc, self.topo = kind, f, pc, topo
 
-    @property
-    def clock(self):
-        return self.vc[self.rank]
+
+class Point:
+    """A load/store record: it happened after the event whose clock vc is (its actor's event of
+    the interval it was made in), and before any event e with e.vc[gid] > hi."""
+    __slots__ = ("rank", "gid", "hi", "vc", "pos", "pc", "topo", "kind", "f")
+
+    def __init__(self, rank, gid, hi, vc, pos, pc, topo):
+        self.rank, self.gid, self.hi, self.vc, self.pos, self.pc = rank, gid, hi, vc, pos, pc
+        self.topo, self.kind, self.f = topo, "ls", None
 
 
 def hb(a, b):
-    """Event a happens before event b (both MPI events)."""
-    if a is None or b is None:
+    """Event a happens before event (or load/store record) b."""
+    if a is None or b is None or a is b:
         return False
-    if a.rank == b.rank:
-        return a.pos < b.pos
-    return b.vc[a.rank] >= a.vc[a.rank]
+    return b.vc[a.gid] >= a.seq
 
 
 def hb_ls(l, b):
-    """A load/store l happens before event b: some event after l on l's rank reached b."""
-    if l.rank == b.rank:
-        return l.pos < b.pos
-    return b.vc[l.rank] > l.vc[l.rank]
+    """A load/store l happens before event b: an event after l on l's actor reached b."""
+    return b.vc[l.gid] > l.hi
 
 
-def parse_vc(s):
-    return [int(x) for x in s.split(",")]
+EVENT_KINDS = frozenset(("win", "attach", "detach", "sync", "op", "rq", "coll", "p2p", "fin", "j",
+                         "rel", "acq"))
+
+
+def _join(a, b):
+    return tuple(map(max, a, b))
+
+
+class Clocks:
+    """The vector clocks of every event, from the edges the runtime logged (rt.h: each event line
+    names what it joins: another event, an atomic slot's release chain, a synchronization object
+    of its process). Events are processed rank by rank in log order; an event whose join is not
+    computed yet makes its rank wait for the others. The run's real order is a valid processing
+    order (an event is logged before anything that joins it is), so every event gets its clock;
+    the processing order is a linear extension of happens-before (Ev.topo).
+
+    A rank whose log says a thread or construct could not be followed ("th ... unknown") is taken
+    as one actor whose events are in log order (the model of a process without thread
+    information): more order than the program has, never less. Its load/store records then lie
+    between their actor's event and the next event logged after the record."""
+
+    def __init__(self, logs):
+        self.logs = logs
+        self.ranks = sorted(logs)
+        self.parsed = {r: [l.split() for l in logs[r]] for r in self.ranks}
+        self.collapsed = {r: any(p and p[0] == "th" for p in self.parsed[r]) for r in self.ranks}
+        self.unknown = {r: [" ".join(p[3:]) for p in self.parsed[r] if p and p[0] == "th"]
+                        for r in self.ranks}
+        # actors per rank, global indices
+        self.base, G = {}, 0
+        for r in self.ranks:
+            n = 1
+            if not self.collapsed[r]:
+                for p in self.parsed[r]:
+                    if len(p) > 1 and (p[0] in EVENT_KINDS or p[0] in ("ls", "hz", "ol")):
+                        a = p[1].split(".", 1)[0]
+                        if a.isdigit() and int(a) + 1 > n:
+                            n = int(a) + 1
+            self.base[r] = (G, n)
+            G += n
+        self.G = G
+        self.dropped = 0  # joins of events no log holds (a rank cut short)
+        self.nevents = 0
+
+    def gid(self, r, a):
+        b, n = self.base[r]
+        return b if self.collapsed[r] else b + a
+
+    def build(self):
+        """Returns {rank: [Ev | Point | None per line]}."""
+        G = self.G
+        zero = (0,) * G
+        cl = [[zero] for _ in range(G)]       # cl[gid][seq]: clock after event seq
+        renum = {r: {} for r in self.ranks}    # collapsed ranks: (actor, seq) -> seq
+        chain = {}                             # (rank, release n) -> (rank, actor, seq, prev)
+        late = {}                              # (rank, "actor.seq") -> joins logged later (jl)
+        for r in self.ranks:
+            for p in self.parsed[r]:
+                if p and p[0] == "jl" and len(p) >= 3:
+                    late[(r, p[1])] = p[2]
+                if p and p[0] == "al" and len(p) >= 4:
+                    a, s_ = p[2].split(".")
+                    prev = None
+                    if p[3] != "-":
+                        pr, pn = p[3][1:].split(".")
+                        prev = (int(pr), int(pn))
+                    chain[(r, int(p[1]))] = (r, int(a), int(s_), prev)
+        if any(self.collapsed.values()):
+            for r in self.ranks:
+                if not self.collapsed[r]:
+                    continue
+                k = 0
+                for p in self.parsed[r]:
+                    if p and p[0] in EVENT_KINDS:
+                        k += 1
+                        a, s_ = p[1].split(".")
+                        renum[r][(int(a), int(s_))] = k
+        acc = {}
+        objs = {r: {} for r in self.ranks}
+        out = {r: [None] * len(self.parsed[r]) for r in self.ranks}
+        cur = {r: 0 for r in self.ranks}
+        nev = {r: 0 for r in self.ranks}       # collapsed ranks: events so far
+        topo = [0]
+
+        def loc(r, a, s_):
+            """(gid, seq) of rank r's event (a, s_), None when no log holds it."""
+            if r not in self.base:
+                return None
+            if self.collapsed[r]:
+                k = renum[r].get((a, s_))
+                return None if k is None else (self.base[r][0], k)
+            if a >= self.base[r][1]:
+                return None
+            return (self.base[r][0] + a, s_)
+
+        def ready(g, s_):
+            return len(cl[g]) > s_
+
+        def slot_clock(key):
+            """the clock of slot release key (rank, n): its event's, joined with the chain before
+            it; None while an event of the chain is not computed yet"""
+            if key in acc:
+                return acc[key]
+            seq_ = []
+            k = key
+            while k is not None and k not in acc:
+                c = chain.get(k)
+                if c is None:
+                    break
+                seq_.append((k, c))
+                k = c[3]
+            base_ = acc.get(k, zero) if k is not None else zero
+            need = []
+            for k2, c in seq_:
+                l_ = loc(c[0], c[1], c[2])
+                need.append(l_)
+                if l_ is not None and not ready(*l_):
+                    return None
+            v = base_
+            for (k2, c), l_ in zip(reversed(seq_), reversed(need)):
+                if l_ is not None:
+                    v = _join(v, cl[l_[0]][l_[1]])
+                acc[k2] = v
+            return acc.get(key, zero)
+
+        def resolve(r, tok):
+            """the clock a join token brings, 'wait' when not computed yet, None when nothing"""
+            t = tok[0]
+            if t == "o":
+                return objs[r].get(tok[1:])
+            if t == "e":
+                rr, a, s_ = (int(x) for x in tok[1:].split("."))
+                l_ = loc(rr, a, s_)
+                if l_ is None:
+                    self.dropped += 1
+                    return None
+                return cl[l_[0]][l_[1]] if ready(*l_) else "wait"
+            if t == "s":
+                rr, n = (int(x) for x in tok[1:].split("."))
+                v = slot_clock((rr, n))
+                return "wait" if v is None else v
+            return None
+
+        def step(r):
+            """processes rank r's lines until one waits; returns whether any was processed"""
+            lines = self.parsed[r]
+            i = cur[r]
+            moved = False
+            coll = self.collapsed[r]
+            while i < len(lines):
+                p = lines[i]
+                if not p:
+                    i += 1
+                    continue
+                k = p[0]
+                if k in EVENT_KINDS:
+                    a, s_ = p[1].split(".")
+                    a, s_ = int(a), int(s_)
+                    if coll:
+                        g, sq = self.base[r][0], nev[r] + 1
+                    else:
+                        g, sq = self.base[r][0] + a, s_
+                    prev = cl[g][-1]
+                    vc = None
+                    if p[2] == "L":  # a fence's joins, logged at the next fence (rt_mpi.c)
+                        p[2] = late.get((r, p[1]), "-")
+                        if p[2] == "-":
+                            self.dropped += 1
+                    if p[2] != "-" and not (coll and p[0] == "acq"):
+                        js = []
+                        for tok in p[2].split(","):
+                            v = resolve(r, tok)
+                            if v == "wait":
+                                cur[r] = i
+                                return moved
+                            if v is not None:
+                                js.append(v)
+                        for v in js:
+                            vc = _join(vc or prev, v)
+                    v = list(vc or prev)
+                    v[g] = sq
+                    vc = tuple(v)
+                    if len(cl[g]) != sq:  # a gap (a line lost in a crash): keep seq indexable
+                        while len(cl[g]) < sq:
+                            cl[g].append(cl[g][-1])
+                        cl[g] = cl[g][:sq]
+                    cl[g].append(vc)
+                    if coll:
+                        nev[r] += 1
+                    if k == "rel" and not coll:
+                        o = objs[r]
+                        for key in p[3].split(","):
+                            o[key] = _join(o[key], vc) if key in o else vc
+                    topo[0] += 1
+                    pc = None
+                    if k == "op":
+                        pc = p[12] if len(p) > 12 else None
+                    elif k == "sync":
+                        pc = p[10] if len(p) > 10 else None
+                    elif k == "win":
+                        pc = p[11] if len(p) > 11 else None
+                    out[r][i] = Ev(r, g, sq, vc, i, k, p, pc, topo[0])
+                elif k == "ls" or k == "hz":
+                    a, s_ = p[1].split(".")
+                    a, s_ = int(a), int(s_)
+                    if coll:
+                        g = self.base[r][0]
+                        lo = renum[r].get((a, s_), 0) if s_ else 0
+                        hi = nev[r]
+                    else:
+                        g, lo, hi = self.base[r][0] + a, s_, s_
+                    if lo >= len(cl[g]):
+                        lo = len(cl[g]) - 1
+                    src = cl[g][lo]
+                    out[r][i] = Point(r, g, hi, src, i, p[5] if len(p) > 5 else None,
+                                      topo[0] + 0.5)
+                i += 1
+                moved = True
+            cur[r] = i
+            return moved
+
+        while True:
+            progress = False
+            for r in self.ranks:
+                if cur[r] < len(self.parsed[r]):
+                    progress |= step(r)
+            if all(cur[r] >= len(self.parsed[r]) for r in self.ranks):
+                break
+            if not progress:
+                # a join nothing can satisfy (the logs of a run cut short): drop the first one
+                # waiting and go on (order lost, so a report near it may be wrong)
+                r = next(r for r in self.ranks if cur[r] < len(self.parsed[r]))
+                p = self.parsed[r][cur[r]]
+                keep = [t for t in p[2].split(",") if resolve(r, t) != "wait"]
+                self.dropped += p[2].count(",") + 1 - len(keep)
+                p[2] = ",".join(keep) if keep else "-"
+        self.nevents = topo[0]
+        return out
 
 
 def read_logs(d):
@@ -186,7 +439,17 @@ class Op:
 
 
 class Access:
+    """Bytes [lo, hi) of window win owned by rank owner, loaded or stored (write) by the program
+    at load/store record ev (a Point; ev.f: lock state, nonblocking close in flight, fence
+    epoch)."""
     __slots__ = ("ev", "win", "owner", "lo", "hi", "write", "epochs")
+
+
+class LocalSide:
+    """An operation's local buffer that is window memory (bytes [lo, hi) of window win owned by
+    owner): MPI reads it (origin) or writes it (result, write) between the call and the
+    operation's local completion."""
+    __slots__ = ("op", "win", "owner", "lo", "hi", "write")
 
 
 class Analysis:
@@ -201,11 +464,17 @@ class Analysis:
         self.nranks = 0
         self.exes = {}
         self.nodes = {}  # rank -> (node, nodes, atomics store, host)
-        self.ops_by_seq = {}
+        self.ops_by_ref = {}  # (rank, "actor.seq") -> the operation of that event
+        self.lsides = []
+        self.stores_by_fence = {}  # (window, rank, fence epoch) -> stores to its own window
+        self.threaded = {}  # rank -> each thread its own actor (built with rmacheck-cc)
+        self.fence_asserts, self.starts, self.posts = {}, {}, {}
+        self.partial = False  # the run was cut short: counts that need the whole run are off
         self.fence_ops = {}
         # (rank, window) -> lock grants: {"ev": the event after which the lock is held, "after":
         # the closing epochs the lock epoch was deferred behind} (libnbrma activates in order)
         self.grants = {}
+        self._grants_after = {}
 
     def report(self, kind, win, target, lo, hi, a, b, msg):
         w = self.wins.get(win)
@@ -220,20 +489,20 @@ class Analysis:
 
     # -- replay of each rank's log
     def run(self):
+        self.clocks = ck = Clocks(self.logs)
+        evs = ck.build()
         # windows first: an operation needs its target's base and displacement unit
-        for r in sorted(self.logs):
-            for line in self.logs[r]:
-                if line.startswith("win "):
-                    p = line.split()
-                    w = self.wins.setdefault(p[3], Win(p[3], p[4], [int(x) for x in p[8].split(",")]))
-                    w.base[r], w.size[r], w.unit[r], w.flags[r] = (int(p[5], 16), int(p[6]),
-                                                                   int(p[7]), int(p[9]))
-        for r in sorted(self.logs):
-            self.replay(r, self.logs[r])
+        for r in ck.ranks:
+            for p in ck.parsed[r]:
+                if p and p[0] == "win":
+                    w = self.wins.setdefault(p[4], Win(p[4], p[5], [int(x) for x in p[9].split(",")]))
+                    w.base[r], w.size[r], w.unit[r], w.flags[r] = (int(p[6], 16), int(p[7]),
+                                                                   int(p[8]), int(p[10]))
+        for r in ck.ranks:
+            self.replay(r, ck.parsed[r], evs[r])
         self.match_pscw()
         self.check_fence_asserts()
-        self.check_conflicts()
-        self.check_local()
+        self.check_pairs()
         self.check_hz()
 
     def desc_op(self, op):
@@ -247,25 +516,23 @@ class Analysis:
         self.report("epoch-misuse", win, ev.rank, None, None,
                     {"rank": ev.rank, "access": ev.kind, "pc": ev.pc, "epoch": "-"}, None, what)
 
-    def replay(self, r, lines):
+    def replay(self, r, lines, evs):
         idx2gid = {}
         # per window state on this rank
         st = {}
         reqs = {}  # request handle -> (kind, data)
-        self.fence_asserts = getattr(self, "fence_asserts", {})
-        self.starts = getattr(self, "starts", {})
-        self.posts = getattr(self, "posts", {})
+        nclose = {}  # window -> nonblocking closing requests not completed yet
 
         def state(g):
             if g not in st:
                 st[g] = {"fence": False, "nosucceed": False, "fence_no": 0, "locks": {},
-                         "lock_all": None, "start": None, "post": None, "pending": [],
+                         "lock_all": None, "start": None, "post": None, "pending": {},
                          "epoch_no": 0, "fence_ops": 0, "last_close": None,
                          "closing": [], "after": [], "unclocked": []}
             return st[g]
 
-        for pos, line in enumerate(lines):
-            p = line.split()
+        self._nclose = nclose
+        for pos, p in enumerate(lines):
             if not p:
                 continue
             k = p[0]
@@ -276,30 +543,27 @@ class Analysis:
             if k == "node":
                 self.nodes[r] = (int(p[1]), int(p[2]), p[3], p[4] if len(p) > 4 else "?")
                 continue
-            if k in ("leak",):
+            if k == "actors":
+                self.threaded[r] = p[1] == "threads"
                 continue
-            vc = parse_vc(p[1])
             if k == "win":
-                idx, gid, flavor = int(p[2]), p[3], p[4]
-                members = [int(x) for x in p[8].split(",")]
+                idx, gid, flavor = int(p[3]), p[4], p[5]
+                members = [int(x) for x in p[9].split(",")]
                 w = self.wins.setdefault(gid, Win(gid, flavor, members))
-                w.base[r], w.size[r], w.unit[r], w.flags[r] = int(p[5], 16), int(p[6]), int(p[7]), int(p[9])
+                w.base[r], w.size[r], w.unit[r], w.flags[r] = (int(p[6], 16), int(p[7]),
+                                                               int(p[8]), int(p[10]))
                 idx2gid[idx] = gid
                 state(gid)
                 continue
-            if k in ("attach", "detach", "coll", "p2p", "fin"):
-                continue
             if k == "ls":
-                ev = Ev(r, pos, vc, "ls", p, p[7])
-                a = Access()
-                a.ev, a.win, a.owner = ev, idx2gid.get(int(p[3])), int(p[4])
-                a.lo = int(p[5], 16)
-                a.hi = a.lo + int(p[6])
-                a.write = p[2] == "W"
-                s = state(a.win)
+                pt = evs[pos]
+                gid = idx2gid.get(int(p[3]))
+                owner = int(p[4])
+                write = p[2] == "W"
+                s = state(gid)
                 ep = []
-                if a.owner in s["locks"]:
-                    ep.append("lock-%s" % ("exclusive" if s["locks"][a.owner][0] else "shared"))
+                if owner in s["locks"]:
+                    ep.append("lock-%s" % ("exclusive" if s["locks"][owner][0] else "shared"))
                 if s["lock_all"] is not None:
                     ep.append("lock_all")
                 if s["start"] is not None:
@@ -309,28 +573,51 @@ class Analysis:
                 if s["fence"]:
                     ep.append("fence #%d (between this rank's MPI_Win_fence calls %d and %d)"
                               % (s["fence_no"], s["fence_no"], s["fence_no"] + 1))
-                closing = any(rq[0] == "close" and rq[1] == a.win for rq in reqs.values())
+                closing = nclose.get(gid, 0) > 0
                 if not ep and closing:
                     ep.append("none (a nonblocking closing call was made, its request not yet"
                               " completed)")
                 elif not ep and s["nosucceed"]:
                     ep.append("none (after MPI_Win_fence call %d, whose MPI_MODE_NOSUCCEED ended"
                               " the fence epochs)" % s["fence_no"])
-                a.epochs = ", ".join(ep)
-                a.ev.f = (s["locks"].get(a.owner, (None,))[0] if a.owner in s["locks"] else
-                          (False if s["lock_all"] is not None else None),
-                          closing, s["fence_no"] if s["fence"] else -1)
-                self.ls.append(a)
+                epochs = ", ".join(ep)
+                pt.f = (s["locks"].get(owner, (None,))[0] if owner in s["locks"] else
+                        (False if s["lock_all"] is not None else None),
+                        closing, s["fence_no"] if s["fence"] else -1)
+                for rg in p[6].split(","):
+                    lo, ln = rg.split(":")
+                    acc = Access()
+                    acc.ev, acc.win, acc.owner, acc.write, acc.epochs = pt, gid, owner, write, epochs
+                    acc.lo = int(lo, 16)
+                    acc.hi = acc.lo + int(ln)
+                    self.ls.append(acc)
+                    if write and owner == r and pt.f[2] >= 0:
+                        self.stores_by_fence.setdefault((gid, r, pt.f[2]), []).append(acc)
+                continue
+            if k == "ol":
+                op = self.ops_by_ref.get((r, p[1]))
+                if op is None:
+                    continue
+                ls_ = LocalSide()
+                ls_.op, ls_.win, ls_.owner = op, idx2gid.get(int(p[3])), int(p[4])
+                ls_.write = p[2] == "W"
+                ls_.lo = int(p[5], 16)
+                ls_.hi = ls_.lo + int(p[6])
+                self.lsides.append(ls_)
                 continue
             if k == "hz":
-                self.hz.append(Ev(r, pos, vc, "hz", p, p[5]))
+                h = evs[pos]
+                h.kind, h.f = "hz", p
+                self.hz.append(h)
                 continue
             if k == "rq":
-                ev = Ev(r, pos, vc, p[3], p, None)
-                h = p[4]
+                ev = evs[pos]
+                ev.kind = p[4]
+                h = p[5]
                 if h in reqs:
                     data = reqs.pop(h)
                     if data[0] == "close" and len(data) > 4:
+                        nclose[data[1]] = nclose.get(data[1], 0) - 1
                         data[4]["ev"] = ev
                         cl = state(data[1])["closing"]
                         if data[4] in cl:
@@ -350,31 +637,33 @@ class Analysis:
                                 op.lcomp = ev
                 continue
             if k == "op":
-                self.do_op(r, pos, vc, p, idx2gid, state, reqs)
+                self.do_op(r, pos, evs[pos], p, idx2gid, state, reqs)
                 continue
             if k == "sync":
-                self.do_sync(r, pos, vc, p, idx2gid, state, reqs)
+                ev = evs[pos]
+                ev.kind = p[4]
+                self.do_sync(r, pos, ev, p, idx2gid, state, reqs)
                 continue
 
-    def do_op(self, r, pos, vc, p, idx2gid, state, reqs):
-        gid = idx2gid.get(int(p[2]))
-        ev = Ev(r, pos, vc, p[3], p, p[11])
+    def do_op(self, r, pos, ev, p, idx2gid, state, reqs):
+        gid = idx2gid.get(int(p[3]))
+        ev.kind = p[4]
         s = state(gid)
         w = self.wins[gid]
         op = Op()
-        op.ev, op.win, op.call, op.target = ev, gid, p[3], int(p[4])
-        disp = int(p[5])
+        op.ev, op.win, op.call, op.target = ev, gid, p[4], int(p[5])
+        disp = int(p[6])
         unit = w.unit.get(op.target, 1) if w.flavor != "dynamic" else 1
         base = w.base.get(op.target, 0) if w.flavor != "dynamic" else 0
         op.ranges = []
-        if p[6] != "-":
-            for b in p[6].split(","):
+        if p[7] != "-":
+            for b in p[7].split(","):
                 o, l = b.split(":")
                 lo = base + disp * unit + int(o)
                 op.ranges.append((lo, lo + int(l)))
-        op.approx = p[7] == "1"
-        op.acc = p[8] if p[8] != "-" else None
-        op.atype = p[9]
+        op.approx = p[8] == "1"
+        op.acc = p[9] if p[9] != "-" else None
+        op.atype = p[10]
         if op.call in ("MPI_Put", "MPI_Rput"):
             op.write, op.read = True, False
         elif op.call in ("MPI_Get", "MPI_Rget"):
@@ -383,7 +672,7 @@ class Analysis:
             op.write = op.acc != "no_op"
             op.read = op.call not in ("MPI_Accumulate", "MPI_Raccumulate")
         op.comp = op.lcomp = op.comp2 = None
-        op.req = p[10] if p[10] != "-" else None
+        op.req = p[11] if p[11] != "-" else None
         op.nbclose = None
         op.after = s["after"]
         op.start_ev = s["start"][1] if s["start"] is not None else None
@@ -417,34 +706,37 @@ class Analysis:
                             " and before the next synchronization" % (op.call, t))
             else:
                 self.misuse(ev, gid, "%s toward rank %d outside any access epoch" % (op.call, t))
-        s["pending"].append(op)
+        s["pending"].setdefault(t, []).append(op)
         if op.req:
             reqs[op.req] = ("op", op)
         self.ops.append(op)
-        self.ops_by_seq[(r, vc[r])] = op
+        self.ops_by_ref[(r, p[1])] = op
 
-    def complete(self, s, ev, target, remote=True):
-        keep = []
-        for op in s["pending"]:
-            if target is None or op.target == target:
+    @staticmethod
+    def complete(s, ev, target, remote=True):
+        """Operations pending toward target (None: all) complete at ev (locally only: remote
+        False). s["pending"]: target -> operations not completed remotely yet."""
+        pend = s["pending"]
+        for t in ([target] if target is not None else list(pend)):
+            ops = pend.get(t)
+            if not ops:
+                continue
+            for op in ops:
                 if remote and op.comp is None:
                     op.comp = ev
                 if op.lcomp is None:
                     op.lcomp = ev
-                if remote:
-                    continue
-            keep.append(op)
-        s["pending"] = keep
+            if remote:
+                del pend[t]
 
-    def do_sync(self, r, pos, vc, p, idx2gid, state, reqs):
-        gid = idx2gid.get(int(p[2]))
-        call = p[3]
-        ev = Ev(r, pos, vc, call, p, p[9])
+    def do_sync(self, r, pos, ev, p, idx2gid, state, reqs):
+        gid = idx2gid.get(int(p[3]))
+        call = p[4]
         s = state(gid)
-        t = int(p[4])
-        a1, a2 = int(p[5]), int(p[6])
-        grp = set() if p[7] == "-" else set(int(x) for x in p[7].split(","))
-        req = p[8] if p[8] != "-" else None
+        t = int(p[5])
+        a1, a2 = int(p[6]), int(p[7])
+        grp = set() if p[8] == "-" else set(int(x) for x in p[8].split(","))
+        req = p[9] if p[9] != "-" else None
         nb = call.startswith("MPIX_Win_i")
         base = call.replace("MPIX_Win_i", "MPI_Win_")
         w = self.wins[gid]
@@ -455,7 +747,9 @@ class Analysis:
 
         def close(target, remote=True):
             if nb and req:
-                covered = [op for op in s["pending"] if target is None or op.target == target]
+                pend = s["pending"]
+                covered = [op for t_ in ([target] if target is not None else list(pend))
+                           for op in pend.get(t_, ())]
                 token = {"ev": None, "kind": ("serial" if base in ("MPI_Win_fence",
                                                                    "MPI_Win_unlock_all")
                                               else "access")}
@@ -470,9 +764,12 @@ class Analysis:
                     if remote and base in ("MPI_Win_complete", "MPI_Win_fence") and op.comp is None:
                         op.comp = ev
                 reqs[req] = ("close", gid, covered, remote, token)
+                self._nclose[gid] = self._nclose.get(gid, 0) + 1
                 if remote and base not in ("MPI_Win_complete", "MPI_Win_fence"):
                     s["unclocked"].extend(covered)
-                s["pending"] = [op for op in s["pending"] if op not in covered] if remote else s["pending"]
+                if remote:
+                    for t_ in ([target] if target is not None else list(pend)):
+                        pend.pop(t_, None)
             else:
                 self.complete(s, ev, target, remote)
 
@@ -498,6 +795,7 @@ class Analysis:
             token = {"ev": None, "kind": "exposure"}
             s["closing"].append(token)
             reqs[req] = ("close", gid, [], False, token)
+            self._nclose[gid] = self._nclose.get(gid, 0) + 1
         elif nb and req and base not in ("MPI_Win_unlock", "MPI_Win_unlock_all", "MPI_Win_flush",
                                        "MPI_Win_flush_all", "MPI_Win_flush_local",
                                        "MPI_Win_flush_local_all", "MPI_Win_fence",
@@ -595,9 +893,10 @@ class Analysis:
                 open_.append("start")
             if s["post"] is not None:
                 open_.append("post")
-            if s["pending"]:
+            npend = sum(len(v) for v in s["pending"].values())
+            if npend:
                 open_.append("%s not completed by a synchronization" %
-                             plural(len(s["pending"]), "RMA operation"))
+                             plural(npend, "RMA operation"))
             if open_:
                 ev.kind = "MPI_Win_free"
                 self.misuse(ev, gid, "MPI_Win_free with an open epoch (%s)" % ", ".join(open_))
@@ -610,7 +909,7 @@ class Analysis:
             posts = self.posts.get((gid, o, t), [])
             for s_ev, p_ev in zip(sts, posts):
                 post_of[(id(s_ev), t)] = p_ev
-            if len(posts) != len(sts):
+            if len(posts) != len(sts) and not self.partial:
                 self.misuse(sts[0], gid, "rank %d started %s toward rank %d, which posted %s"
                             " to it (start/post group mismatch)"
                             % (o, plural(len(sts), "access epoch"), t,
@@ -619,7 +918,7 @@ class Analysis:
             if op.start_ev is not None:
                 op.post_ev = post_of.get((id(op.start_ev), op.target))
         for (gid, o, t), posts in self.posts.items():
-            if (gid, o, t) not in self.starts:
+            if (gid, o, t) not in self.starts and not self.partial:
                 self.misuse(posts[0], gid, "rank %d posted an exposure epoch to rank %d, which"
                             " never started one toward it (start/post group mismatch)" % (t, o))
 
@@ -636,15 +935,11 @@ class Analysis:
                                         " %d updates its window in the epoch that follows"
                                         % (r, k, op.call, op.ev.rank))
                 if a & MODE_NOSTORE:
-                    for l in self.ls:
-                        if (l.win == gid and l.ev.rank == r and l.owner == r and l.write and
-                                self.fence_epoch_of(l) == k - 1):
+                    for l in self.stores_by_fence.get((gid, r, k - 1), ()):
+                        if l.ev.rank == r:
                             self.report("epoch-misuse", gid, r, l.lo, l.hi, self.desc_ls(l), None,
                                         "rank %d gave MPI_MODE_NOSTORE at fence %d but stored"
                                         " to its window in the epoch it closes" % (r, k))
-
-    def fence_epoch_of(self, l):
-        return l.ev.f[2] if len(l.ev.f) > 2 else -1
 
     # -- pairs
     @staticmethod
@@ -722,86 +1017,194 @@ class Analysis:
                     {x.acc, y.acc} <= {"cas", "replace"})
         return False
 
-    def check_conflicts(self):
-        groups = {}
+    def pair_rma(self, x, lo, hi, y, lo2, hi2):
+        """Two RMA operations touching [lo, hi) and [lo2, hi2), which overlap."""
+        if y is x or self.compatible(x, y, lo, lo2) or self.ordered(x, y):
+            return
+        a, b = (x, y) if (x.ev.rank, x.ev.pos) < (y.ev.rank, y.ev.pos) else (y, x)
+        kind = "conflicting-rma"
+        what = "%s and %s touch overlapping bytes without an ordering point" % (a.call, b.call)
+        if self.ordered(x, y, flags=False):
+            kind = "nonblocking-epoch"
+            what += " (epochs reordered by a reorder flag of the window)"
+        elif a.ev.rank == b.ev.rank and a.epoch_no[:2] != b.epoch_no[:2]:
+            kind = "nonblocking-epoch"
+        self.report(kind, x.win, x.target, max(lo, lo2), min(hi, hi2), self.desc_op(a),
+                    self.desc_op(b), what)
+
+    def pair_local(self, x, lo, hi, l):
+        """RMA operation x touching [lo, hi) and load/store l, which overlap."""
+        if not (l.write or x.write):
+            return
+        if self.done_before(x, l.ev):
+            return
+        if hb_ls(l.ev, x.ev):
+            return
+        if x.post_ev is not None and hb_ls(l.ev, x.post_ev):
+            return  # before the post that exposed the window to x's epoch
+        if any(tk["ev"] is not None and hb_ls(l.ev, tk["ev"])
+               for tk, passable in x.after if not passable):
+            return  # before the completion x's deferred epoch waited for
+        if self.after_grant(l, x):
+            return
+        lx = l.ev.f[0]
+        ex = x.epoch_no
+        if x.ev.rank != l.ev.rank and lx is not None and ex[0] in ("lock", "lock_all") and (
+                lx or (ex[0] == "lock" and ex[2])):
+            return  # the local access is inside a lock epoch that excludes x's
+        kind = "nonblocking-epoch" if (l.ev.f[1] or x.nbclose is not None) else "rma-vs-local"
+        self.report(kind, l.win, l.owner, max(lo, l.lo), min(hi, l.hi), self.desc_op(x),
+                    self.desc_ls(l), "%s of window memory while %s to it may be in flight"
+                    % ("store" if l.write else "load", x.call))
+
+    def pair_side(self, sd, l):
+        """An operation's local buffer in window memory and a load/store of it, by any thread of
+        any rank that maps it: the access must precede the call or follow the local completion
+        (what the runtime's online check decides for accesses that overlap the operation in
+        time, here by happens-before)."""
+        if not (sd.write or l.write):
+            return
+        op = sd.op
+        if hb_ls(l.ev, op.ev):
+            return
+        if op.lcomp is not None and hb(op.lcomp, l.ev):
+            return
+        kind = ("nonblocking-epoch" if op.nbclose is not None and hb(op.nbclose, l.ev)
+                else "origin-buffer")
+        a = self.desc_op(op)
+        b = {"rank": l.ev.rank, "access": "store" if l.write else "load", "pc": l.ev.pc,
+             "epoch": a["epoch"]}
+        self.report(kind, op.win, op.target, None, None, a, b,
+                    "%s %s the %s buffer of %s before the operation completed locally%s"
+                    % (b["access"], "writes" if l.write else "reads",
+                       "result" if sd.write else "origin", a["access"],
+                       " (its closing request had not completed)" if kind ==
+                       "nonblocking-epoch" else ""))
+
+    SWEEP_K = 4         # the live set is pruned at multiples of it (once it doubled)
+    BUCKET_SHIFT = 12   # the live set is indexed by 4 KiB of the memory
+    WIDE = 64           # an access over more buckets is compared with every new one
+
+    def check_pairs(self):
+        """Every pair of accesses to overlapping bytes of one window and owner that could
+        conflict: RMA/RMA, RMA/load-store, local buffer/load-store. One sweep per (window, owner)
+        in a linear extension of happens-before (Ev.topo): each access is compared with the
+        accesses still live when it comes, then joins them; every SWEEP_K accesses, an access
+        dies when it is ordered before every access that comes after it (tested against the
+        elementwise minimum of their clocks, computed backwards once). A program whose epochs
+        close keeps few accesses live, so the sweep is linear in the accesses, not quadratic."""
+        spaces = {}
         for op in self.ops:
-            if op.ranges:
-                groups.setdefault((op.win, op.target), []).append(op)
-        for (gid, t), ops in groups.items():
-            items = []
-            for op in ops:
-                for lo, hi in op.ranges:
-                    items.append((lo, hi, op))
-            items.sort(key=lambda x: x[0])
-            for i in range(len(items)):
-                lo, hi, x = items[i]
-                budget = 400
-                for j in range(i + 1, len(items)):
-                    lo2, hi2, y = items[j]
-                    if lo2 >= hi or budget == 0:
-                        break
-                    budget -= 1
-                    if y is x or self.compatible(x, y, lo, lo2) or self.ordered(x, y):
+            for lo, hi in op.ranges:
+                spaces.setdefault((op.win, op.target), []).append((op.ev.topo, 0, lo, hi, op))
+        for a in self.ls:
+            spaces.setdefault((a.win, a.owner), []).append((a.ev.topo, 1, a.lo, a.hi, a))
+        for sd in self.lsides:
+            spaces.setdefault((sd.win, sd.owner), []).append((sd.op.ev.topo, 2, sd.lo, sd.hi, sd))
+        for items in spaces.values():
+            items.sort(key=lambda t: t[0])
+            self.sweep(items)
+
+    @staticmethod
+    def _clock(t):
+        return t[4].op.ev.vc if t[1] == 2 else t[4].ev.vc
+
+    def _dead(self, t, m):
+        """access t is ordered before anything whose clock is at least m"""
+        k, x = t[1], t[4]
+        if k == 1:
+            return m[x.ev.gid] > x.ev.hi
+        if k == 2:
+            c = x.op.lcomp
+            return c is not None and m[c.gid] >= c.seq
+        c = x.comp
+        if c is None or m[c.gid] < c.seq:
+            return False
+        if c is x.nbclose:
+            c = x.lcomp
+            return c is not None and m[c.gid] >= c.seq
+        return True
+
+    def _index(self, t, buckets, wide):
+        b0, b1 = t[2] >> self.BUCKET_SHIFT, (t[3] - 1) >> self.BUCKET_SHIFT
+        if b1 - b0 >= self.WIDE:
+            wide.append(t)
+            return
+        for b in range(b0, b1 + 1):
+            buckets.setdefault(b, []).append(t)
+
+    def sweep(self, items):
+        n, K = len(items), self.SWEEP_K
+        sm = {}
+        run = None
+        for i in range(n - 1, -1, -1):
+            vc = self._clock(items[i])
+            run = vc if run is None else tuple(map(min, run, vc))
+            if i % K == 0:
+                sm[i] = run
+        live, buckets, wide = [], {}, []
+        shift, wmax = self.BUCKET_SHIFT, self.WIDE
+        floor = K  # prune when the live set doubled since the last pruning
+        for i, t in enumerate(items):
+            if i % K == 0 and len(live) >= floor:
+                m = sm[i]
+                live = [x for x in live if not self._dead(x, m)]
+                buckets, wide = {}, []
+                for x in live:
+                    self._index(x, buckets, wide)
+                floor = max(K, 2 * len(live))
+            kind, lo, hi = t[1], t[2], t[3]
+            b0, b1 = lo >> shift, (hi - 1) >> shift
+            if b1 - b0 < wmax:
+                cands = [buckets[b] for b in range(b0, b1 + 1) if b in buckets]
+                if wide:
+                    cands.append(wide)
+            else:
+                cands = [live]
+            seen = set() if len(cands) > 1 else None
+            for lst in cands:
+                for x in lst:
+                    if x[2] >= hi or lo >= x[3]:
                         continue
-                    a, b = (x, y) if (x.ev.rank, x.ev.pos) < (y.ev.rank, y.ev.pos) else (y, x)
-                    kind = "conflicting-rma"
-                    what = "%s and %s touch overlapping bytes without an ordering point" % (
-                        a.call, b.call)
-                    if self.ordered(x, y, flags=False):
-                        kind = "nonblocking-epoch"
-                        what += " (epochs reordered by a reorder flag of the window)"
-                    elif a.ev.rank == b.ev.rank and a.epoch_no[:2] != b.epoch_no[:2]:
-                        kind = "nonblocking-epoch"
-                    self.report(kind, gid, t, max(lo, lo2), min(hi, hi2), self.desc_op(a),
-                                self.desc_op(b), what)
+                    if seen is not None:
+                        if id(x) in seen:
+                            continue
+                        seen.add(id(x))
+                    kx = x[1]
+                    if kx == 0:
+                        if kind == 0:
+                            self.pair_rma(x[4], x[2], x[3], t[4], lo, hi)
+                        elif kind == 1:
+                            self.pair_local(x[4], x[2], x[3], t[4])
+                    elif kx == 1:
+                        if kind == 0:
+                            self.pair_local(t[4], lo, hi, x[4])
+                        elif kind == 2:
+                            self.pair_side(t[4], x[4])
+                    elif kind == 1:
+                        self.pair_side(x[4], t[4])
+            live.append(t)
+            self._index(t, buckets, wide)
 
     def after_grant(self, l, x):
         """l follows, on its rank, the grant of a lock whose epoch was deferred behind a closing
         epoch that completed after x did (libnbrma activates epochs in order, and grants a lock
         only once its epoch is active)."""
-        for g in self.grants.get((l.ev.rank, l.win), []):
-            if g["ev"] is None or g["ev"].pos > l.ev.pos or not g["after"]:
+        key = (l.ev.rank, l.win)
+        gs = self._grants_after.get(key)
+        if gs is None:  # only grants of deferred epochs matter (the list is final by now)
+            gs = self._grants_after[key] = [g for g in self.grants.get(key, []) if g["after"]]
+        for g in gs:
+            if g["ev"] is None or not hb(g["ev"], l.ev):
                 continue
             if any(tk["ev"] is not None and self.done_before(x, tk["ev"])
                    for tk, passable in g["after"] if not passable):
                 return True
         return False
 
-    def check_local(self):
-        groups = {}
-        for op in self.ops:
-            for lo, hi in op.ranges:
-                groups.setdefault((op.win, op.target), []).append((lo, hi, op))
-        for l in self.ls:
-            for lo, hi, x in groups.get((l.win, l.owner), []):
-                if lo >= l.hi or hi <= l.lo:
-                    continue
-                if not (l.write or x.write):
-                    continue
-                if self.done_before(x, l.ev):
-                    continue
-                if hb_ls(l.ev, x.ev):
-                    continue
-                if x.post_ev is not None and hb_ls(l.ev, x.post_ev):
-                    continue  # before the post that exposed the window to x's epoch
-                if any(tk["ev"] is not None and hb_ls(l.ev, tk["ev"])
-                       for tk, passable in x.after if not passable):
-                    continue  # before the completion x's deferred epoch waited for
-                if self.after_grant(l, x):
-                    continue
-                lx = l.ev.f[0]
-                ex = x.epoch_no
-                if x.ev.rank != l.ev.rank and lx is not None and ex[0] in ("lock", "lock_all") and (
-                        lx or (ex[0] == "lock" and ex[2])):
-                    continue  # the local access is inside a lock epoch that excludes x's
-                kind = "nonblocking-epoch" if (l.ev.f[1] or x.nbclose is not None) else "rma-vs-local"
-                self.report(kind, l.win, l.owner, max(lo, l.lo), min(hi, l.hi), self.desc_op(x),
-                            self.desc_ls(l), "%s of window memory while %s to it may be in flight"
-                            % ("store" if l.write else "load", x.call))
-
     def check_hz(self):
         for h in self.hz:
-            op = self.ops_by_seq.get((h.rank, int(h.f[6])))
+            op = self.ops_by_ref.get((h.rank, h.f[6]))
             kind = "nonblocking-epoch" if h.f[7] == "1" else "origin-buffer"
             a = self.desc_op(op) if op else {"rank": h.rank, "access": "RMA", "pc": None, "epoch": "?"}
             access = "store" if h.f[2] == "W" else "load"
@@ -911,6 +1314,7 @@ def hazard_where(h):
 def main(argv):
     json_out = None
     keep = False
+    stats = False
     first = []
     logdir = None
     rpn = os.environ.get("RMACHECK_RANKS_PER_NODE")
@@ -929,6 +1333,9 @@ def main(argv):
             i += 1
         elif a == "--keep":
             keep = True
+            i += 1
+        elif a == "--stats":
+            stats = True
             i += 1
         elif a == "--preload" or a.startswith("--preload="):
             if "=" in a:
@@ -979,16 +1386,38 @@ def main(argv):
     if rpn:
         env["RMACHECK_RANKS_PER_NODE"] = rpn
     env["LD_PRELOAD"] = " ".join(first + [rt] + env.get("LD_PRELOAD", "").split())
+    # SIGTERM/SIGINT (a job's time limit, ^C): passed on to the launcher, which stops the ranks;
+    # what they logged until then is analyzed and reported as partial. A launcher still running
+    # GRACE seconds after the signal, or after a second one, is killed.
+    interrupted = []
+    child = []
+
+    def on_signal(signum, frame):
+        interrupted.append((signum, time.monotonic()))
+        for c in child:
+            if c.poll() is None:
+                try:
+                    c.send_signal(signum) if len(interrupted) == 1 else c.kill()
+                except OSError:
+                    pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    t_start = time.monotonic()
     try:
         try:
-            proc = subprocess.run(cmd, env=env)
+            child.append(subprocess.Popen(cmd, env=env))
         except OSError as e:
             die("cannot run %s: %s" % (cmd[0], e))
+        status = wait_launcher(child[0], interrupted)
+        t_ran = time.monotonic()
         logs = read_logs(d)
+        log_bytes = sum(len(v) + sum(map(len, v)) for v in logs.values()) if stats else 0
         if not logs:
             die("the program produced no rmacheck log (was it an MPI program? status %d)"
-                % proc.returncode)
+                % status)
         an = Analysis(logs)
+        an.partial = bool(interrupted)
         an.run()
         # a rank that left no log (its runtime could not create one, or it died before MPI_Init)
         # was not checked: never call such a run clean
@@ -1023,9 +1452,25 @@ def main(argv):
     if not loadstore:
         print("rmacheck: load/store checking was off (the program was not built with rmacheck-cc):"
               " kinds rma-vs-local and origin-buffer are not checked", file=out)
-    if proc.returncode != 0:
+    if interrupted:
+        print("rmacheck: partial: rmacheck was interrupted (%s) and stopped the program;"
+              " analyzed what it recorded until then" % signal.Signals(interrupted[0][0]).name,
+              file=out)
+    if status < 0:
+        print("rmacheck: note: the program was killed by signal %d (%s); analyzed what it"
+              " recorded" % (-status, signal.Signals(-status).name
+                             if -status in signal.valid_signals() else "?"), file=out)
+    elif status != 0:
         print("rmacheck: note: the program exited with status %d; analyzed what it recorded"
-              % proc.returncode, file=out)
+              % status, file=out)
+    for r in an.clocks.ranks:
+        if an.clocks.collapsed[r]:
+            print("rmacheck: note: rank %d: %s not followed, so its threads were checked in the"
+                  " order they logged (races between them may be missed)"
+                  % (r, ", ".join(sorted(set(an.clocks.unknown[r])))), file=out)
+    if an.clocks.dropped:
+        print("rmacheck: note: %d orderings named in the logs were not found (a log cut short):"
+              " reports may miss or add a pair near them" % an.clocks.dropped, file=out)
     for h in an.hazards:
         w = an.wins.get(h["window"])
         h["hint"] = fix_hint(h, reorder=bool(w and any(w.flags.values())))
@@ -1043,7 +1488,14 @@ def main(argv):
     if json_out:
         with open(json_out, "w") as f:
             json.dump({"hazards": an.hazards, "loadstore_checked": loadstore,
-                       "program_status": proc.returncode, "ranks": an.nranks,
+                       "program_status": status, "partial": bool(interrupted),
+                       "interrupted": (signal.Signals(interrupted[0][0]).name
+                                       if interrupted else None),
+                       "exit": verdict(an.hazards, missing, interrupted, status),
+                       "threads": {str(r): ("log order" if an.clocks.collapsed[r] else
+                                            "threads" if an.threaded.get(r) else "process")
+                                   for r in an.clocks.ranks},
+                       "ranks": an.nranks,
                        "ranks_without_log": missing, "nodes": len(nodes),
                        "hosts": sorted({n[3] for n in an.nodes.values()}),
                        "atomics_store": sorted(stores)}, f, indent=1)
@@ -1051,21 +1503,60 @@ def main(argv):
         print("rmacheck: rank%s %s left no log: %s not checked (see the error above)"
               % ("s" if len(missing) > 1 else "", ",".join(map(str, missing)),
                  "they were" if len(missing) > 1 else "it was"), file=out)
+    code = verdict(an.hazards, missing, interrupted, status)
+    if stats:
+        print("rmacheck: stats: program %.3f s, analysis %.3f s, log %d bytes, %d lines, %d events,"
+              " %d load/store intervals, %d RMA operations, %d actors"
+              % (t_ran - t_start, time.monotonic() - t_ran, log_bytes,
+                 sum(len(v) for v in logs.values()),
+                 an.clocks.nevents, len(an.ls), len(an.ops), an.clocks.G), file=sys.stderr)
     if an.hazards:
-        print("rmacheck: %d hazard%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else ""),
-              file=out)
+        print("rmacheck: %d hazard%s%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else "",
+                                           " (partial run)" if interrupted else ""), file=out)
+    elif code == 4:
+        print("rmacheck: no hazard in what the program recorded before rmacheck was interrupted"
+              " (partial)", file=out)
+    elif code == 3:
+        print("rmacheck: no hazard in what the program recorded, but the program failed"
+              " (status %d)" % status, file=out)
+    elif code == 0:
+        print("rmacheck: no hazard", file=out)
+    return code
+
+
+def verdict(hazards, missing, interrupted, status):
+    """The exit status (docs/rmacheck.md): 1 hazards; 2 not checked (rmacheck's own error, or a
+    rank that left no log); 4 interrupted (partial, no hazard in it); 3 the program failed (no
+    hazard in what it recorded); 0 no hazard and the program exited with 0."""
+    if hazards:
         return 1
     if missing:
         return 2
-    print("rmacheck: no hazard", file=out)
+    if interrupted:
+        return 4
+    if status != 0:
+        return 3
     return 0
+
+
+def wait_launcher(proc, interrupted, grace=20.0):
+    """The launcher's exit status (negative: killed by that signal)."""
+    while True:
+        try:
+            return proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            if interrupted and time.monotonic() - interrupted[0][1] > grace:
+                try:
+                    proc.kill()
+                except OSError:
+                    pass
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
-        sys.exit(2)
+        sys.exit(4)
     except Exception as e:  # an analysis bug is rmacheck's own error, never a verdict
         import traceback
         traceback.print_exc()

@@ -1,10 +1,11 @@
 #!/bin/sh
 # run-cases.sh — rmacheck's corpus as one TAP test: build every cases/*.c with rmacheck-cc, run it
 # under rmacheck with the rank count its header names, compare the verdict with the header
-# ("rmacheck-case: expect=hazard|safe kind=KIND ranks=N [lib=nbrma] [env=VAR=VALUE]"), and print
-# the table per kind (cases, flagged, missed, false alarms) with precision and recall. Both must
-# be 1.00. env= sets one variable for the case's run: the way around a known vendor failure that
-# would kill the program before its racing calls happen (the case's comment says which). A case
+# ("rmacheck-case: expect=hazard|safe kind=KIND ranks=N [lib=nbrma] [env=VAR=VALUE] [omp]"), and
+# print the table per kind (cases, flagged, missed, false alarms) with precision and recall. Both
+# must be 1.00. env= sets one variable for the case's run: the way around a known vendor failure
+# that would kill the program before its racing calls happen (the case's comment says which). omp
+# builds the case with -fopenmp (its threads wait passively: OMP_WAIT_POLICY=passive). A case
 # that cannot run on this MPI (the threaded ones without MPI_THREAD_MULTIPLE) prints a line
 # "rmacheck-case-skip: REASON" and exits 0: a TAP SKIP, left out of the table.
 #   run-cases.sh [CASE...]      (default: every case)
@@ -55,9 +56,10 @@ run_one() {
     kind=$(echo "$hdr" | sed -n 's/.*kind=\([a-z-]*\).*/\1/p')
     ranks=$(echo "$hdr" | sed -n 's/.*ranks=\([0-9]*\).*/\1/p')
     caseenv=$(echo "$hdr" | sed -n 's/.* env=\([A-Za-z_][A-Za-z0-9_]*=[^ ]*\).*/\1/p')
-    extra="" pre=""
+    extra="" pre="" ompenv=""
     case $hdr in *lib=nbrma*) extra="-Iref/include -L$BUILD/lib -Wl,--no-as-needed -lnbrma -Wl,-rpath,$top/$BUILD/lib"
         pre=$asan ;; esac
+    case "$hdr " in *" omp "*) extra="$extra -fopenmp" ompenv="OMP_WAIT_POLICY=passive" ;; esac
     if [ -z "$expect" ] || [ -z "$kind" ] || [ -z "$ranks" ]; then
         echo "not ok $i - $name: header lacks expect=, kind= or ranks="
         echo "? ? error" >"$out/$name.res"
@@ -70,7 +72,7 @@ run_one() {
         return
     fi
     # shellcheck disable=SC2086
-    env ${caseenv:+"$caseenv"} timeout -k 5 120 "$BUILD/bin/rmacheck" ${rpn:+--ranks-per-node "$rpn"} ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
+    env ${caseenv:+"$caseenv"} $ompenv timeout -k 5 120 "$BUILD/bin/rmacheck" ${rpn:+--ranks-per-node "$rpn"} ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
         "$out/$name" >"$out/$name.out" 2>&1
     rc=$?
     got=$(sed -n 's/^rmacheck: hazard \([a-z-]*\):.*/\1/p' "$out/$name.out" | sort -u | tr '\n' ' ')
@@ -81,7 +83,9 @@ run_one() {
         echo "$kind $expect skip" >"$out/$name.res"
         return
     fi
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+    # 0 no hazard, 1 hazards, 3 no hazard but the program failed (judged below); 2 and 4 (rmacheck
+    # could not check, was interrupted) are errors
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 3 ]; then
         echo "not ok $i - $name: rmacheck exited $rc"; sed 's/^/# /' "$out/$name.out" | tail -20
         echo "$kind $expect error" >"$out/$name.res"
         return
@@ -91,9 +95,9 @@ run_one() {
         *" $kind "*) verdict=flagged ;;
         *) verdict=missed ;;
         esac
-    elif grep -q '^rmacheck: note: the program exited with status' "$out/$name.out"; then
+    elif grep -q '^rmacheck: note: the program \(exited with status\|was killed by signal\)' "$out/$name.out"; then
         # a safe case that did not run to its end proves nothing about false alarms
-        echo "not ok $i - $name: the program failed ($(sed -n 's/^rmacheck: note: the program \(exited with status [0-9]*\).*/\1/p' "$out/$name.out")); a safe case must run to completion"
+        echo "not ok $i - $name: the program failed ($(sed -n 's/^rmacheck: note: the program \(exited with status [0-9]*\|was killed by signal [0-9]*\).*/\1/p' "$out/$name.out")); a safe case must run to completion"
         sed 's/^/# /' "$out/$name.out" | tail -20
         echo "$kind $expect error" >"$out/$name.res"
         return

@@ -41,6 +41,13 @@
 #define TAG_POST 1
 #define TAG_COMPLETE 2
 
+/* An exchange of events among a communicator's members (xg_start). */
+typedef struct {
+    MPI_Request r;
+    uint64_t *b;
+    int n;
+} rc_xg_t;
+
 typedef struct {
     MPI_Win win;
     int used;     /* 1: live (widx_of finds it); 2: being created or freed (taken, not found) */
@@ -55,6 +62,8 @@ typedef struct {
     MPI_Request *postrq; /* MPIX_Win_istart: the post clocks, received by the epoch's end */
     uint64_t *postvc;
     int npostrq;
+    rc_xg_t fxg;     /* the last fence's exchange, joined late (MPI_Win_fence) */
+    rc_ref_t fxg_ev; /* ... by this event */
 } rc_win_t;
 
 static rc_win_t wins[RC_MAXWIN];
@@ -269,7 +278,8 @@ typedef struct {
     char call[32];
     int target;        /* comm rank or -1 */
     MPI_Request vcreq;
-    uint64_t *vcbuf;
+    uint64_t *vcbuf;   /* the members' events (vcn of them) of a collective's event exchange */
+    int vcn;
     /* Taken when a nonblocking epoch-closing call is made, since later epochs of the window may
      * begin before its request completes: icomplete's start group and the post clocks its
      * istart is receiving, iwait's post group. */
@@ -291,26 +301,31 @@ static int nsends, capsends;
 
 /* ---- atomics as synchronization ----------------------------------------------------------
  * Programs build locks and flags from accumulate-class operations (CAS, fetch-and-op, replace).
- * Each target location has a slot (a vector clock): an atomic operation merges its origin's clock
- * into the slot when issued (release), before the operation itself goes to the MPI library, and
- * joins the slot when it completes (acquire). That orders an acquire after every atomic on the
- * location issued before it completed: more order than the program may have, never less, so
- * precision holds. Locations hash to slots; a collision only adds order.
+ * Each target location has a slot: an atomic operation releases into it when issued, before the
+ * operation itself goes to the MPI library, and acquires it when it completes. That orders an
+ * acquire after every atomic on the location issued before it completed: more order than the
+ * program may have, never less, so precision holds. Locations hash to slots; a collision only adds
+ * order.
+ *
+ * A slot holds one word, the last release: (rank + 1) << 40 | n for rank's n-th release. A
+ * release swaps its word in and logs the word it replaced ("al n a.s previous"): the analysis
+ * chains the releases of a slot, so the clock a slot holds after release n is the join of its
+ * event's clock and of the chain before it. An acquire logs the word it read ("j ... s<r>.<n>").
  *
  * Where the slots live (docs/rmacheck.md, "Across nodes"): when every rank shares one node, in a
- * file of the run's directory that all ranks map (a CPU lock per slot); when the ranks span
- * nodes — real ones, or virtual ones (RMACHECK_RANKS_PER_NODE=k: every k ranks of a host form a
- * node, so one machine exercises this path) — in a window of the runtime's own on a duplicate of
- * MPI_COMM_WORLD, where every rank hosts the slots of the locations it owns. A merge there is
- * MPI_Rget_accumulate(MPI_MAX) and a read MPI_Rget_accumulate(MPI_NO_OP), each waited for with
- * the runtime's test loop and then flushed (remote completion) before the program's operation is
- * issued: accumulates are atomic per element (MPI-3.1 §11.7.1), which is all a max-merge needs. */
-static uint64_t *ashm;              /* node-shared store: aslots slots of astride words */
+ * file of the run's directory that all ranks map (an atomic exchange per release); when the ranks
+ * span nodes — real ones, or virtual ones (RMACHECK_RANKS_PER_NODE=k: every k ranks of a host
+ * form a node, so one machine exercises this path) — in a window of the runtime's own on a
+ * duplicate of MPI_COMM_WORLD, where every rank hosts the slots of the locations it owns. A
+ * release there is MPI_Rget_accumulate(MPI_REPLACE) and a read MPI_Rget_accumulate(MPI_NO_OP),
+ * each waited for with the runtime's test loop and then flushed (remote completion) before the
+ * program's operation is issued: accumulates are atomic per element (MPI-3.1 §11.7.1). */
+static uint64_t *ashm;              /* node-shared store: aslots words */
 static size_t ashm_bytes;
 static MPI_Win awin = MPI_WIN_NULL; /* store across nodes: aslots slots per rank */
 static MPI_Comm acomm = MPI_COMM_NULL;
 static int aslots;
-static size_t astride; /* words per shm slot: a lock word, then rc_wsize clock entries */
+static uint64_t relno; /* this rank's releases so far */
 typedef struct {
     int widx, tw, slot;
     MPI_Request req;
@@ -388,12 +403,10 @@ static void atom_open(void)
     nodes_find(&node, &nnodes);
     const char *store = "none";
     if (nnodes == 1) {
-        /* one node: a file all ranks map; at most 256 MiB of sparse file whatever the size */
+        /* one node: a file all ranks map, one word per slot (512 KiB) */
         char path[4096];
-        astride = 1 + (size_t)rc_wsize;
-        size_t n = ((size_t)1 << 25) / astride;
-        aslots = n > 4096 ? 4096 : n < 64 ? 64 : (int)n;
-        ashm_bytes = (size_t)aslots * astride * sizeof(uint64_t);
+        aslots = 65536;
+        ashm_bytes = (size_t)aslots * sizeof(uint64_t);
         if (!dir || snprintf(path, sizeof path, "%s/atomics", dir) >= (int)sizeof path)
             atom_fail("RMACHECK_DIR missing or too long");
         int fd = open(path, O_RDWR | O_CREAT, 0600);
@@ -406,10 +419,9 @@ static void atom_open(void)
         ashm = m;
         store = "shm";
     } else {
-        /* several nodes: a window, each rank hosting aslots slots of rc_wsize words (≤ 2 MiB) */
-        size_t n = ((size_t)1 << 18) / (size_t)rc_wsize;
-        aslots = n > 512 ? 512 : n < 16 ? 16 : (int)n;
-        MPI_Aint bytes = (MPI_Aint)aslots * rc_wsize * (MPI_Aint)sizeof(uint64_t);
+        /* several nodes: a window, each rank hosting aslots slots (32 KiB) */
+        aslots = 4096;
+        MPI_Aint bytes = (MPI_Aint)aslots * (MPI_Aint)sizeof(uint64_t);
         uint64_t *base;
         MPI_Request r;
         if (PMPI_Comm_dup(MPI_COMM_WORLD, &acomm) != MPI_SUCCESS ||
@@ -450,35 +462,22 @@ static void atom_close(void)
     }
 }
 
-static void slot_lock(uint64_t *a)
+/* One access to the window store: swap `in` into (tw, slot) with MPI_REPLACE, or read it with
+ * MPI_NO_OP (in NULL); the previous word into *out; complete at the target when it returns. The
+ * flush, which waits for the target, runs without the big lock. */
+static void slot_rma(int tw, int slot, const uint64_t *in, uint64_t *out)
 {
-    uint32_t *lk = (uint32_t *)a;
-    while (__atomic_exchange_n(lk, 1, __ATOMIC_ACQUIRE))
-        sched_yield();
-}
-static void slot_unlock(uint64_t *a) { __atomic_store_n((uint32_t *)a, 0, __ATOMIC_RELEASE); }
-
-/* One access to the window store: merge my clock into (tw, slot) with MPI_MAX, or read it into
- * out with MPI_NO_OP; complete at the target when it returns. */
-static void slot_rma(int tw, int slot, MPI_Op op, uint64_t *out)
-{
-    /* Threads: the merge sends a copy of the clock (other threads tick it while this one waits
-     * without the big lock), and the flush, which waits for the target, runs without it. */
-    uint64_t *mine = malloc((size_t)rc_wsize * sizeof *mine);
-    if (!mine)
-        atom_fail("out of memory");
-    memcpy(mine, rc_vc_ptr(), (size_t)rc_wsize * sizeof *mine);
     MPI_Request r;
-    int ok = PMPI_Rget_accumulate(mine, rc_wsize, MPI_UINT64_T, out, rc_wsize, MPI_UINT64_T, tw,
-                                  (MPI_Aint)slot * rc_wsize, rc_wsize, MPI_UINT64_T, op, awin,
-                                  &r) == MPI_SUCCESS &&
+    uint64_t mine = in ? *in : 0;
+    int ok = PMPI_Rget_accumulate(&mine, 1, MPI_UINT64_T, out, 1, MPI_UINT64_T, tw,
+                                  (MPI_Aint)slot, 1, MPI_UINT64_T, in ? MPI_REPLACE : MPI_NO_OP,
+                                  awin, &r) == MPI_SUCCESS &&
              rc_wait(&r) == MPI_SUCCESS;
     if (ok) {
         int d = rc_big_release();
         ok = PMPI_Win_flush(tw, awin) == MPI_SUCCESS;
         rc_big_reacquire(d);
     }
-    free(mine);
     if (!ok)
         atom_fail("an access to the window of atomic clocks failed");
 }
@@ -495,23 +494,29 @@ static int atom_slot(const char *gid, int tw, long disp, long off)
     return (int)(h % (uint64_t)aslots);
 }
 
-/* Release: merge my clock into the slot (the window store waits without the big lock). */
-static void atom_merge(int tw, int slot)
+static const char *slot_str(uint64_t v, char *b, size_t n)
 {
-    if (ashm) {
-        uint64_t *a = ashm + (size_t)slot * astride, *vc = rc_vc_ptr();
-        slot_lock(a);
-        for (int i = 0; i < rc_wsize; i++)
-            if (vc[i] > a[1 + i])
-                a[1 + i] = vc[i];
-        slot_unlock(a);
-    } else {
-        uint64_t *old = malloc((size_t)rc_wsize * sizeof *old);
-        if (!old)
-            atom_fail("out of memory");
-        slot_rma(tw, slot, MPI_MAX, old);
-        free(old);
-    }
+    if (!v)
+        snprintf(b, n, "-");
+    else
+        snprintf(b, n, "s%lu.%lu", (unsigned long)((v >> 40) - 1),
+                 (unsigned long)(v & (((uint64_t)1 << 40) - 1)));
+    return b;
+}
+
+/* Release: the operation's event `ev` becomes the slot's last release (the window store waits
+ * without the big lock). */
+static void atom_merge(int tw, int slot, rc_ref_t ev)
+{
+    uint64_t n = ++relno, prev = 0;
+    uint64_t mine = (uint64_t)(rc_wrank + 1) << 40 | n;
+    if (ashm)
+        prev = __atomic_exchange_n(ashm + slot, mine, __ATOMIC_SEQ_CST);
+    else
+        slot_rma(tw, slot, &mine, &prev);
+    char b[48];
+    rc_log("al %lu %lu.%lu %s\n", (unsigned long)n, (unsigned long)ev.a, (unsigned long)ev.s,
+           slot_str(prev, b, sizeof b));
 }
 
 /* Completion of the atomics on `widx` toward `tw` (-1: all), or of the one with request `req`. */
@@ -519,12 +524,11 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
 {
     if (napend == 0)
         return;
-    rc_flush_pending();
-    uint64_t *tmp = malloc((size_t)rc_wsize * sizeof *tmp);
     /* The entries done leave apend before any slot is read: a read of the window store waits
      * without the big lock (slot_rma), and other threads change apend meanwhile. */
     rc_apend_t *dn = malloc((size_t)napend * sizeof *dn);
-    if (!tmp || !dn)
+    uint64_t *vals = malloc((size_t)napend * sizeof *vals);
+    if (!dn || !vals)
         atom_fail("out of memory");
     int k = 0, ndn = 0;
     for (int i = 0; i < napend; i++) {
@@ -538,19 +542,15 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
     }
     napend = k;
     for (int i = 0; i < ndn; i++) {
-        rc_apend_t *p = &dn[i];
-        if (ashm) {
-            uint64_t *a = ashm + (size_t)p->slot * astride;
-            slot_lock(a);
-            memcpy(tmp, a + 1, (size_t)rc_wsize * sizeof *tmp);
-            slot_unlock(a);
-        } else {
-            slot_rma(p->tw, p->slot, MPI_NO_OP, tmp);
-        }
-        rc_vc_join(tmp);
+        vals[i] = 0;
+        if (ashm)
+            vals[i] = __atomic_load_n(ashm + dn[i].slot, __ATOMIC_SEQ_CST);
+        else
+            slot_rma(dn[i].tw, dn[i].slot, NULL, &vals[i]);
     }
+    rc_join_slots(vals, ndn);
     free(dn);
-    free(tmp);
+    free(vals);
 }
 
 /* Atomics between their call and a closing call that covers them. A closing call acquires the
@@ -559,20 +559,20 @@ static void atom_acquire(int widx, int tw, int req_only, MPI_Request req)
  * what other ranks merged before the operation took effect (lost order, a false alarm). So
  * op_record files each new entry here, with its issue stamp, and release_ops hands to
  * atom_acquire only the entries issued before the closing call started; the others wait for a
- * later one. Entries are filed in seq order (op_record files one in the critical section that
+ * later one. Entries are filed in number order (op_record files one in the critical section that
  * numbers its call), which op_issued relies on. Caller holds the big lock. */
 typedef struct {
     rc_apend_t a;
-    long seq;
+    long no;
     uint64_t issued; /* 0: the call has not returned yet */
 } rc_astage_t;
 static rc_astage_t *astage;
 static int nastage, capastage;
 
-static void astage_push(const rc_apend_t *a, long seq, uint64_t issued)
+static void astage_push(const rc_apend_t *a, long no, uint64_t issued)
 {
     grow(&astage, nastage, &capastage, sizeof *astage, 64);
-    astage[nastage++] = (rc_astage_t){*a, seq, issued};
+    astage[nastage++] = (rc_astage_t){*a, no, issued};
 }
 
 /* Into apend, where atom_acquire finds it. */
@@ -602,16 +602,16 @@ static void release_ops(int w, int t, int req_only, MPI_Request rq, uint64_t bef
     atom_acquire(w, t, req_only, rq);
 }
 
-/* The RMA call recorded as `seq` returned. */
-static void op_issued(long seq)
+/* The RMA call recorded as number `no` returned. */
+static void op_issued(long no)
 {
-    if (seq < 0)
+    if (no < 0)
         return;
     LOCK();
     uint64_t st = stamp_next();
-    rc_inflight_issued(seq, st);
-    for (int i = nastage - 1; i >= 0 && astage[i].seq >= seq; i--)
-        if (astage[i].seq == seq && !astage[i].issued)
+    rc_inflight_issued(no, st);
+    for (int i = nastage - 1; i >= 0 && astage[i].no >= no; i--)
+        if (astage[i].no == no && !astage[i].issued)
             astage[i].issued = st;
     UNLOCK();
 }
@@ -679,35 +679,77 @@ static void sends_progress(int wait_all)
     nsends = k;
 }
 
-static void send_vc(int dest, int tag, MPI_Comm comm)
+/* Events travel over MPI as RC_REF_WORDS words (rank, actor, seq). */
+static void ref_put(rc_ref_t r, uint64_t *w)
+{
+    w[0] = r.r;
+    w[1] = r.a;
+    w[2] = r.s;
+}
+
+static rc_ref_t *refs_of(const uint64_t *w, int n)
+{
+    rc_ref_t *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    if (!r)
+        atom_fail("out of memory");
+    for (int i = 0; i < n; i++)
+        r[i] = (rc_ref_t){w[3 * i], w[3 * i + 1], w[3 * i + 2]};
+    return r;
+}
+
+static void join_words(const uint64_t *w, int n)
+{
+    rc_ref_t *r = refs_of(w, n);
+    rc_join(r, n);
+    free(r);
+}
+
+static const char *ref_str(rc_ref_t r, char *b, size_t n)
+{
+    if (!r.s)
+        snprintf(b, n, "-");
+    else
+        snprintf(b, n, "e%lu.%lu.%lu", (unsigned long)r.r, (unsigned long)r.a, (unsigned long)r.s);
+    return b;
+}
+
+/* The event ev to rank dest of comm with tag (the clock of everything before it). */
+static void send_vc(int dest, int tag, MPI_Comm comm, rc_ref_t ev)
 {
     sends_progress(0);
     grow(&sends, nsends, &capsends, sizeof *sends, 16);
-    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    uint64_t *b = malloc(RC_REF_WORDS * sizeof *b);
     if (!b)
-        return;
-    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
-    if (PMPI_Isend(b, rc_wsize, MPI_UINT64_T, dest, tag, comm, &sends[nsends].r) != MPI_SUCCESS) {
+        atom_fail("out of memory");
+    ref_put(ev, b);
+    if (PMPI_Isend(b, RC_REF_WORDS, MPI_UINT64_T, dest, tag, comm, &sends[nsends].r) !=
+        MPI_SUCCESS) {
         free(b);
         return;
     }
     sends[nsends++].buf = b;
 }
 
-static void recv_vc(int src, int tag, MPI_Comm comm)
+/* The event rank src of comm sent with tag; 0 when the receive failed. */
+static int recv_ref(int src, int tag, MPI_Comm comm, rc_ref_t *out)
 {
-    rc_flush_pending();
-    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
-    if (!b)
-        return;
+    uint64_t w[RC_REF_WORDS];
     MPI_Request r;
-    if (PMPI_Irecv(b, rc_wsize, MPI_UINT64_T, src, tag, comm, &r) == MPI_SUCCESS &&
-        rc_wait(&r) == MPI_SUCCESS)
-        rc_vc_join(b);
-    free(b);
+    if (PMPI_Irecv(w, RC_REF_WORDS, MPI_UINT64_T, src, tag, comm, &r) != MPI_SUCCESS ||
+        rc_wait(&r) != MPI_SUCCESS)
+        return 0;
+    *out = (rc_ref_t){w[0], w[1], w[2]};
+    return 1;
 }
 
-/* MPIX_Win_istart returns before the targets posted: receive their clocks without blocking and
+static void recv_vc(int src, int tag, MPI_Comm comm)
+{
+    rc_ref_t r;
+    if (recv_ref(src, tag, comm, &r))
+        rc_join(&r, 1);
+}
+
+/* MPIX_Win_istart returns before the targets posted: receive their events without blocking and
  * join them when the epoch completes (the targets have posted by then). */
 static void post_recv_start(rc_win_t *W)
 {
@@ -715,22 +757,29 @@ static void post_recv_start(rc_win_t *W)
     free(W->postvc);
     W->npostrq = 0;
     W->postrq = malloc((size_t)(W->nstart + 1) * sizeof *W->postrq);
-    W->postvc = malloc((size_t)(W->nstart + 1) * (size_t)rc_wsize * sizeof *W->postvc);
+    W->postvc = malloc((size_t)(W->nstart + 1) * RC_REF_WORDS * sizeof *W->postvc);
     if (!W->postrq || !W->postvc)
-        return;
+        atom_fail("out of memory");
     for (int i = 0; i < W->nstart; i++)
-        if (PMPI_Irecv(W->postvc + (size_t)i * (size_t)rc_wsize, rc_wsize, MPI_UINT64_T,
-                       W->start[i], TAG_POST, W->shadow, &W->postrq[W->npostrq]) == MPI_SUCCESS)
+        if (PMPI_Irecv(W->postvc + (size_t)W->npostrq * RC_REF_WORDS, RC_REF_WORDS,
+                       MPI_UINT64_T, W->start[i], TAG_POST, W->shadow,
+                       &W->postrq[W->npostrq]) == MPI_SUCCESS)
             W->npostrq++;
 }
 
-/* Join the post clocks an MPIX_Win_istart is receiving (n requests, one clock each). */
+/* Join the post events an MPIX_Win_istart is receiving (n requests, one event each). */
 static void join_posts(MPI_Request *rq, const uint64_t *vcs, int n)
 {
-    rc_flush_pending();
+    int k = 0;
+    uint64_t *ok = malloc((size_t)(n > 0 ? n : 1) * RC_REF_WORDS * sizeof *ok);
+    if (!ok)
+        atom_fail("out of memory");
     for (int i = 0; i < n; i++)
         if (rc_wait(&rq[i]) == MPI_SUCCESS)
-            rc_vc_join(vcs + (size_t)i * (size_t)rc_wsize);
+            memcpy(ok + (size_t)k++ * RC_REF_WORDS, vcs + (size_t)i * RC_REF_WORDS,
+                   RC_REF_WORDS * sizeof *ok);
+    join_words(ok, k);
+    free(ok);
 }
 
 static void post_recv_finish(rc_win_t *W)
@@ -747,37 +796,41 @@ static void post_recv_finish(rc_win_t *W)
     free(vcs);
 }
 
-/* A copy of the clock is reduced, not the clock itself: other threads tick it while this one
- * waits without the lock. */
+/* Every member's last event to every member: the collective (or fence, window creation or free)
+ * just logged orders the events after it on every member after those before it on every member. */
 static void allreduce_vc(MPI_Comm comm)
 {
-    int inter = 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    int inter = 0, n = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return;
-    rc_flush_pending();
-    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
+    uint64_t mine[RC_REF_WORDS];
+    ref_put(rc_last(), mine);
+    uint64_t *b = malloc((size_t)n * RC_REF_WORDS * sizeof *b);
     if (!b)
-        return;
-    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
+        atom_fail("out of memory");
     MPI_Request r;
-    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, &r) ==
-            MPI_SUCCESS &&
+    if (PMPI_Iallgather(mine, RC_REF_WORDS, MPI_UINT64_T, b, RC_REF_WORDS, MPI_UINT64_T, comm,
+                        &r) == MPI_SUCCESS &&
         rc_wait(&r) == MPI_SUCCESS)
-        rc_vc_join(b);
+        join_words(b, n);
     free(b);
 }
 
-/* Start the clock allreduce of a nonblocking collective or fence: a copy of this rank's clock,
- * reduced while the program goes on; NULL when it could not start. */
-static uint64_t *vc_iallreduce(MPI_Comm comm, MPI_Request *vr)
+/* Start the event exchange of a nonblocking collective or fence (this actor's last event, from
+ * every member), gathered while the program goes on; NULL when it could not start. The buffer
+ * holds the *n members' events, then this rank's own (the send buffer, kept until completion). */
+static uint64_t *vc_iallreduce(MPI_Comm comm, MPI_Request *vr, int *n)
 {
-    rc_flush_pending();
-    uint64_t *b = malloc((size_t)rc_wsize * sizeof *b);
-    if (!b)
+    if (PMPI_Comm_size(comm, n) != MPI_SUCCESS)
         return NULL;
-    memcpy(b, rc_vc_ptr(), (size_t)rc_wsize * sizeof *b);
-    if (PMPI_Iallreduce(MPI_IN_PLACE, b, rc_wsize, MPI_UINT64_T, MPI_MAX, comm, vr) !=
-        MPI_SUCCESS) {
+    uint64_t *b = malloc((size_t)(*n + 1) * RC_REF_WORDS * sizeof *b);
+    if (!b)
+        atom_fail("out of memory");
+    uint64_t *mine = b + (size_t)*n * RC_REF_WORDS;
+    ref_put(rc_last(), mine);
+    if (PMPI_Iallgather(mine, RC_REF_WORDS, MPI_UINT64_T, b, RC_REF_WORDS, MPI_UINT64_T, comm,
+                        vr) != MPI_SUCCESS) {
         free(b);
         return NULL;
     }
@@ -785,11 +838,70 @@ static uint64_t *vc_iallreduce(MPI_Comm comm, MPI_Request *vr)
 }
 
 /* ... and join it: every member started it with the same call, so it completes. */
-static void vc_join_req(MPI_Request *vr, const uint64_t *b)
+static void vc_join_req(MPI_Request *vr, const uint64_t *b, int n)
 {
-    rc_flush_pending();
     if (rc_wait(vr) == MPI_SUCCESS)
-        rc_vc_join(b);
+        join_words(b, n);
+}
+
+/* The exchange of a blocking collective (or fence, or window free), started before the
+ * program's call with the event just logged for it, and finished after the call: the call itself
+ * progresses it, so the wait after it rarely has to yield. Every member starts it before the same
+ * call, so the runtime's and the program's collectives on one communicator keep one order. */
+static void xg_start(MPI_Comm comm, rc_xg_t *x)
+{
+    int inter = 0;
+    x->b = NULL;
+    x->r = MPI_REQUEST_NULL;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    x->b = vc_iallreduce(comm, &x->r, &x->n);
+}
+
+static void xg_finish(rc_xg_t *x, int join)
+{
+    if (!x->b)
+        return;
+    if (rc_wait(&x->r) == MPI_SUCCESS && join)
+        join_words(x->b, x->n);
+    free(x->b);
+    x->b = NULL;
+}
+
+/* A fence's exchange is joined late. When the fence returns, an event with the joins field "L"
+ * stands for its join (everything the rank does after the fence comes after that event), and the
+ * exchange is waited for at the window's next fence, after the program's call (by then every
+ * member started it long ago, so the test succeeds at once and the wait never yields), or when
+ * the window is freed; a line "jl a.s refs" then names what the event joins. The analysis reads
+ * those lines first. A rank that dies in between loses that one join. */
+static void fence_late_finish(rc_win_t *W)
+{
+    rc_xg_t *x = &W->fxg;
+    if (!x->b)
+        return;
+    if (rc_wait(&x->r) == MPI_SUCCESS) {
+        size_t cap = (size_t)x->n * 64 + 64, o = 0;
+        char *b = malloc(cap);
+        if (!b)
+            atom_fail("out of memory");
+        o += (size_t)snprintf(b, cap, "jl %lu.%lu ", (unsigned long)W->fxg_ev.a,
+                              (unsigned long)W->fxg_ev.s);
+        int k = 0;
+        for (int i = 0; i < x->n; i++) {
+            const uint64_t *w = x->b + (size_t)i * RC_REF_WORDS;
+            if (!w[2] || (w[0] == (uint64_t)rc_wrank && w[1] == W->fxg_ev.a))
+                continue;
+            o += (size_t)snprintf(b + o, cap - o, "%se%lu.%lu.%lu", k++ ? "," : "",
+                                  (unsigned long)w[0], (unsigned long)w[1], (unsigned long)w[2]);
+        }
+        if (!k)
+            o += (size_t)snprintf(b + o, cap - o, "-");
+        snprintf(b + o, cap - o, "\n");
+        rc_log("%s", b);
+        free(b);
+    }
+    free(x->b);
+    x->b = NULL;
 }
 
 static void req_bufs_free(rc_req_t *e)
@@ -863,7 +975,7 @@ static void recv_track(MPI_Request r, MPI_Comm comm, const char *call)
 
 /* What a nonblocking closing call must remember (see rc_req_t); the fence's clock exchange starts
  * at the call, when every member makes its calls in the same order, and joins at completion. */
-static void req_take_epoch(rc_req_t *e, int widx, const char *call)
+static void req_take_epoch(rc_req_t *e, int widx, const char *call, rc_ref_t ev)
 {
     if (!e)
         return;
@@ -874,7 +986,7 @@ static void req_take_epoch(rc_req_t *e, int widx, const char *call)
          * icomplete (the targets' wait completes only after every origin called complete, and
          * joins the clock then). rmacheck.py takes this call as the operations' completion. */
         for (int i = 0; i < W->nstart; i++)
-            send_vc(W->start[i], TAG_COMPLETE, W->shadow);
+            send_vc(W->start[i], TAG_COMPLETE, W->shadow, ev);
         W->nstart = 0;
         e->prq = W->postrq;
         e->pvc = W->postvc;
@@ -889,7 +1001,7 @@ static void req_take_epoch(rc_req_t *e, int widx, const char *call)
         int inter = 0;
         if (PMPI_Comm_test_inter(W->shadow, &inter) != MPI_SUCCESS || inter)
             return;
-        e->vcbuf = vc_iallreduce(W->shadow, &e->vcreq);
+        e->vcbuf = vc_iallreduce(W->shadow, &e->vcreq, &e->vcn);
         if (!e->vcbuf)
             e->vcreq = MPI_REQUEST_NULL;
     }
@@ -1141,6 +1253,7 @@ static void after_init(void)
     rc_log_open();
     if (!rc_active)
         return;
+    rc_actor_main();
     /* the first line, before any collective of the runtime: a run whose other ranks die before
      * they get here still says how many ranks should have logged */
     char exe[4096] = "?";
@@ -1148,6 +1261,8 @@ static void after_init(void)
     if (k > 0)
         exe[k] = 0;
     rc_log("init %d %d %d %s\n", rc_wrank, rc_wsize, (int)getpid(), exe);
+    /* threads: each its own actor (the program was built with rmacheck-cc), or one per process */
+    rc_log("actors %s\n", rc_instrumented ? "threads" : "process");
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &wshadow) != MPI_SUCCESS)
         wshadow = MPI_COMM_NULL;
     atom_open();
@@ -1176,13 +1291,14 @@ int MPI_Finalize(void)
     NEXT(MPI_Finalize);
     LOCK();
     if (rc_active) {
-        char v[256];
-        rc_tick();
-        rc_log("fin %s\n", rc_vc(v, sizeof v));
+        rc_flush_all(); /* accesses of other threads not followed by an event of theirs */
+        rc_event("fin", "-", "%s", "");
         sends_progress(1);
         for (int i = 0; i < RC_MAXWIN; i++)
-            if (wins[i].used)
+            if (wins[i].used) {
+                fence_late_finish(&wins[i]);
                 rc_log("leak %d\n", i);
+            }
         atom_close();
         if (wshadow != MPI_COMM_NULL)
             comm_free_unlocked(&wshadow);
@@ -1287,13 +1403,17 @@ static void win_created(MPI_Win w, MPI_Comm comm, void *base, MPI_Aint size, int
                 info_flag(info, "MPIX_WIN_ACCESS_AFTER_EXPOSURE_REORDER", "MPIX_A_A_E_R") << 1 |
                 info_flag(info, "MPIX_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", "MPIX_E_A_E_R") << 2 |
                 info_flag(info, "MPIX_WIN_EXPOSURE_AFTER_ACCESS_REORDER", "MPIX_E_A_A_R") << 3;
-    char v[256], p[512], mem[1024];
+    char p[512], *mem = malloc((size_t)W->n * 12 + 2);
+    if (!mem)
+        atom_fail("out of memory");
     size_t off = 0;
-    for (int i = 0; i < W->n && off + 16 < sizeof mem; i++)
-        off += (size_t)snprintf(mem + off, sizeof mem - off, i ? ",%d" : "%d", W->world[i]);
-    rc_tick();
-    rc_log("win %s %d %s %s %lx %ld %d %s %d %s\n", rc_vc(v, sizeof v), idx, W->gid, flavor,
-           (unsigned long)mine, (long)size, unit, mem, flags, rc_pc(pc, p, sizeof p));
+    mem[0] = 0;
+    for (int i = 0; i < W->n; i++)
+        off += (size_t)sprintf(mem + off, i ? ",%d" : "%d", W->world[i]);
+    rc_pc(pc, p, sizeof p);
+    rc_event("win", "-", "%d %s %s %lx %ld %d %s %d %s", idx, W->gid, flavor,
+             (unsigned long)mine, (long)size, unit, mem, flags, p);
+    free(mem);
     if (size > 0)
         rc_range_add(mine, (size_t)size, mine, idx, rc_wrank);
     if (shared) {
@@ -1366,10 +1486,7 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     LOCK();
     int i = rc_active ? widx_of(win) : -1;
     if (rc == MPI_SUCCESS && i >= 0) {
-        char v[256];
-        rc_tick();
-        rc_log("attach %s %d %lx %ld\n", rc_vc(v, sizeof v), i, (unsigned long)(uintptr_t)base,
-               (long)size);
+        rc_event("attach", "-", "%d %lx %ld", i, (unsigned long)(uintptr_t)base, (long)size);
         rc_range_add((uintptr_t)base, (size_t)size, (uintptr_t)base, i, rc_wrank);
     }
     UNLOCK();
@@ -1382,9 +1499,7 @@ int MPI_Win_detach(MPI_Win win, const void *base)
     LOCK();
     int i = rc_active ? widx_of(win) : -1;
     if (i >= 0) {
-        char v[256];
-        rc_tick();
-        rc_log("detach %s %d %lx\n", rc_vc(v, sizeof v), i, (unsigned long)(uintptr_t)base);
+        rc_event("detach", "-", "%d %lx", i, (unsigned long)(uintptr_t)base);
         rc_range_del((uintptr_t)base, i);
     }
     UNLOCK();
@@ -1400,18 +1515,21 @@ int MPI_Win_free(MPI_Win *win)
         UNLOCK();
         return next_MPI_Win_free(win);
     }
-    char v[256], p[512];
-    rc_tick();
-    rc_log("sync %s %d free -1 0 0 - - %s\n", rc_vc(v, sizeof v), i, rc_pc(PC, p, sizeof p));
+    char p[512];
+    rc_pc(PC, p, sizeof p);
+    rc_event("sync", "-", "%d free -1 0 0 - - %s", i, p);
     /* Not found from now on: once MPI freed it, another thread's new window may get its handle
      * before this slot is free again. */
     wins[i].used = 2;
+    rc_xg_t xg;
+    xg_start(wins[i].shadow, &xg);
     UNLOCK();
     int rc = next_MPI_Win_free(win);
     LOCK();
     rc_range_del_win(i);
     release_ops(i, -1, 0, MPI_REQUEST_NULL, RC_STAMP_ALL);
-    allreduce_vc(wins[i].shadow);
+    fence_late_finish(&wins[i]);
+    xg_finish(&xg, 1);
     comm_free_unlocked(&wins[i].shadow);
     free(wins[i].world);
     free(wins[i].start);
@@ -1434,6 +1552,27 @@ static long type_bytes(MPI_Datatype t, int count)
     return (long)count * (long)size;
 }
 
+/* A local buffer of an operation that is window memory: a line "ol" names the window bytes, so
+ * the analysis checks them against other threads' loads and stores (origin-buffer hazards
+ * between threads, which the online check sees only when they overlap in time). */
+typedef struct {
+    rc_ref_t ev;
+    int write;
+} rc_olctx_t;
+
+static void ol_piece(void *c, int win, int owner, uintptr_t oaddr, size_t len)
+{
+    rc_olctx_t *x = c;
+    char b[160];
+    int n = snprintf(b, sizeof b, "ol %lu.%lu %c %d %d %lx %lu\n", (unsigned long)x->ev.a,
+                     (unsigned long)x->ev.s, x->write ? 'W' : 'R', win, owner,
+                     (unsigned long)oaddr, (unsigned long)len);
+    if (n > 0 && n < (int)sizeof b)
+        rc_log("%s", b);
+}
+
+static long opno; /* the RMA calls recorded so far (their order under the big lock) */
+
 /* Records one operation; `res`/`rcount`/`rtype` is the result buffer of fetching calls.
  * `issued`: the issue stamp when the call already returned (request-based calls), else 0 and
  * op_issued(the returned event number) once it returns; -1: nothing recorded. Caller holds the
@@ -1443,7 +1582,7 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
                       const void *res, int rcount, MPI_Datatype rtype, const char *op,
                       MPI_Request req, void *pc, uint64_t issued)
 {
-    char v[256], p[512], bs[8192], bt[64];
+    char p[512], bs[8192], bt[64];
     blocks_t *b = malloc(2 * sizeof *b); /* the target side; then the origin and result sides */
     if (!b)
         return -1;
@@ -1456,18 +1595,18 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
     if (type_bytes(getlike ? rtype : otype, getlike ? rcount : ocount) != 0)
         flat(ttype, tcount, 0, b, 0);
     int tw = wworld(widx, target);
-    rc_tick();
-    rc_log("op %s %d %s %d %ld %s %d %s %s %s %s\n", rc_vc(v, sizeof v), widx, call, tw,
-           (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
-           op ? type_base(ttype, bt, 0) : "-", req_str(req), rc_pc(pc, p, sizeof p));
-    long seq = rc_seq();
+    rc_pc(pc, p, sizeof p);
+    rc_ref_t ev = rc_event("op", "-", "%d %s %d %ld %s %d %s %s %s %s", widx, call, tw,
+                           (long)disp, blocks_str(b, bs, sizeof bs), b->approx, op ? op : "-",
+                           op ? type_base(ttype, bt, 0) : "-", req_str(req), p);
+    long no = ++opno;
     /* Its local buffers go in flight, and its atomic is staged, before anything can wait
-     * (atom_merge drops the big lock while it waits): both lists stay in seq order, which
+     * (atom_merge drops the big lock while it waits): both lists stay in number order, which
      * rc_inflight_issued and op_issued rely on. */
     int slot = -1;
     if (op && b->n > 0 && (ashm || awin != MPI_WIN_NULL)) {
         slot = atom_slot(wins[widx].gid, tw, (long)disp, b->off[0]);
-        astage_push(&(rc_apend_t){widx, tw, slot, req}, seq, issued);
+        astage_push(&(rc_apend_t){widx, tw, slot, req}, no, issued);
     }
     /* The call reads its origin buffer and writes its result buffer at some point until it
      * completes locally: against the local buffers of operations still in flight, that is what a
@@ -1487,13 +1626,15 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
                               pc, call);
     }
     for (int s = 0; s < 2; s++)
-        for (int i = 0; i < b[s].n; i++)
-            rc_inflight_add((uintptr_t)side[s] + (uintptr_t)b[s].off[i], (size_t)b[s].len[i],
-                            widx, tw, seq, s, req, issued);
+        for (int i = 0; i < b[s].n; i++) {
+            uintptr_t a = (uintptr_t)side[s] + (uintptr_t)b[s].off[i];
+            rc_inflight_add(a, (size_t)b[s].len[i], widx, tw, no, ev, s, req, issued);
+            rc_range_each(a, (size_t)b[s].len[i], ol_piece, &(rc_olctx_t){ev, s});
+        }
     if (slot >= 0)
-        atom_merge(tw, slot); /* before the operation goes to MPI */
+        atom_merge(tw, slot, ev); /* before the operation goes to MPI */
     free(b);
-    return seq;
+    return no;
 }
 
 #define OP_PROLOGUE(win, target)                                                                   \
@@ -1504,10 +1645,10 @@ static long op_record(const char *call, int widx, int target, MPI_Aint disp, int
 #define OP_CALL(NEXTCALL, RECORD)                                                                  \
     LOCK();                                                                                        \
     OP_PROLOGUE(w, t);                                                                             \
-    long seq = widx >= 0 ? RECORD : -1;                                                            \
+    long no_ = widx >= 0 ? RECORD : -1;                                                            \
     UNLOCK();                                                                                      \
     int rc = NEXTCALL;                                                                             \
-    op_issued(seq);                                                                                \
+    op_issued(no_);                                                                                \
     return rc;
 
 /* A request-based RMA call: recorded once it returned (with its request). */
@@ -1625,15 +1766,15 @@ static int norm_assert(int a)
            (a & MPI_MODE_NOSUCCEED ? 16 : 0);
 }
 
-static void sync_record(int widx, const char *call, int target, int a1, int a2, const char *grp,
-                        MPI_Request req, void *pc)
+static rc_ref_t sync_record(int widx, const char *call, int target, int a1, int a2,
+                            const char *grp, MPI_Request req, void *pc)
 {
-    char v[256], p[512];
+    char p[512];
     a1 = norm_assert(a1);
-    rc_tick();
-    rc_log("sync %s %d %s %d %d %d %s %s %s\n", rc_vc(v, sizeof v), widx, call,
-           target >= 0 ? wworld(widx, target) : -1, a1, a2, grp ? grp : "-", req_str(req),
-           rc_pc(pc, p, sizeof p));
+    rc_pc(pc, p, sizeof p);
+    return rc_event("sync", "-", "%d %s %d %d %d %s %s %s", widx, call,
+                    target >= 0 ? wworld(widx, target) : -1, a1, a2, grp ? grp : "-",
+                    req_str(req), p);
 }
 
 #define SYNC_PROLOGUE(win) int widx = (rc_active && !rc_inside) ? widx_of(win) : -1;
@@ -1643,11 +1784,15 @@ static void sync_record(int widx, const char *call, int target, int a1, int a2, 
 static void recv_vcs(const int *g, int n, int tag, MPI_Comm comm)
 {
     int *c = ints_dup(g, n);
-    if (!c)
-        return;
+    rc_ref_t *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    if (!c || !r)
+        atom_fail("out of memory");
+    int k = 0;
     for (int i = 0; i < n; i++)
-        recv_vc(c[i], tag, comm);
+        k += recv_ref(c[i], tag, comm, &r[k]);
+    rc_join(r, k);
     free(c);
+    free(r);
 }
 
 int MPI_Win_fence(int assert, MPI_Win w)
@@ -1661,11 +1806,17 @@ int MPI_Win_fence(int assert, MPI_Win w)
     }
     uint64_t st = stamp_next();
     sync_record(widx, "MPI_Win_fence", -1, assert, 0, NULL, MPI_REQUEST_NULL, PC);
+    rc_xg_t xg;
+    xg_start(wins[widx].shadow, &xg);
     UNLOCK();
     int rc = next_MPI_Win_fence(assert, w);
     LOCK();
     release_ops(widx, -1, 0, MPI_REQUEST_NULL, st);
-    allreduce_vc(wins[widx].shadow);
+    fence_late_finish(&wins[widx]); /* the previous fence's */
+    if (xg.b) {
+        wins[widx].fxg = xg;
+        wins[widx].fxg_ev = rc_event("j", "L", "%s", "");
+    }
     UNLOCK();
     return rc;
 }
@@ -1683,12 +1834,12 @@ int MPI_Win_post(MPI_Group g, int assert, MPI_Win w)
     free(wins[widx].post);
     wins[widx].npost = group_ranks(g, widx, &wins[widx].post);
     group_str(widx, wins[widx].post, wins[widx].npost, gs, sizeof gs);
-    sync_record(widx, "MPI_Win_post", -1, assert, 0, gs, MPI_REQUEST_NULL, PC);
+    rc_ref_t ev = sync_record(widx, "MPI_Win_post", -1, assert, 0, gs, MPI_REQUEST_NULL, PC);
     UNLOCK();
     int rc = next_MPI_Win_post(g, assert, w);
     LOCK();
     for (int i = 0; i < wins[widx].npost; i++)
-        send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);
+        send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow, ev);
     UNLOCK();
     return rc;
 }
@@ -1726,7 +1877,7 @@ int MPI_Win_complete(MPI_Win w)
         return next_MPI_Win_complete(w);
     }
     uint64_t st = stamp_next();
-    sync_record(widx, "MPI_Win_complete", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
+    rc_ref_t ev = sync_record(widx, "MPI_Win_complete", -1, 0, 0, NULL, MPI_REQUEST_NULL, PC);
     UNLOCK();
     int rc = next_MPI_Win_complete(w);
     LOCK();
@@ -1734,7 +1885,7 @@ int MPI_Win_complete(MPI_Win w)
     post_recv_finish(&wins[widx]); /* an MPIX_Win_istart's post clocks */
     if (rc == MPI_SUCCESS) {
         for (int i = 0; i < wins[widx].nstart; i++)
-            send_vc(wins[widx].start[i], TAG_COMPLETE, wins[widx].shadow);
+            send_vc(wins[widx].start[i], TAG_COMPLETE, wins[widx].shadow, ev);
         wins[widx].nstart = 0;
     }
     UNLOCK();
@@ -1867,17 +2018,17 @@ int MPI_Win_sync(MPI_Win w)
         LOCK();                                                                                    \
         char gs[1024] = "-";                                                                       \
         GROUP;                                                                                     \
-        sync_record(widx, #NAME, TARGET, A1, A2, gs, *req, PC);                                    \
+        rc_ref_t ev_ = sync_record(widx, #NAME, TARGET, A1, A2, gs, *req, PC);                     \
         rc_req_t *e_ = req_track(*req, widx, 1, #NAME, TARGET);                                    \
         if (e_)                                                                                    \
             e_->start = st;                                                                        \
-        req_take_epoch(e_, widx, #NAME);                                                           \
+        req_take_epoch(e_, widx, #NAME, ev_);                                                      \
         if (strstr(#NAME, "unlock") || strstr(#NAME, "flush") || strstr(#NAME, "complete") ||     \
             strstr(#NAME, "fence"))                                                                \
             rc_inflight_mark_closing(widx, (TARGET) >= 0 ? wworld(widx, TARGET) : -1);             \
         if (strcmp(#NAME, "MPIX_Win_ipost") == 0)                                                  \
             for (int i = 0; i < wins[widx].npost; i++)                                             \
-                send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow);                          \
+                send_vc(wins[widx].post[i], TAG_POST, wins[widx].shadow, ev_);                     \
         if (strcmp(#NAME, "MPIX_Win_istart") == 0)                                                 \
             post_recv_start(&wins[widx]);                                                          \
         UNLOCK();                                                                                  \
@@ -1927,10 +2078,10 @@ static void p2p_recv_edge(MPI_Comm comm, const MPI_Status *st)
     MPI_Comm ch = chan_of(comm, st->MPI_SOURCE, &cs);
     if (ch == MPI_COMM_NULL)
         return;
-    recv_vc(cs, st->MPI_TAG, ch);
-    char v[256];
-    rc_tick();
-    rc_log("p2p %s recv %d\n", rc_vc(v, sizeof v), cs);
+    rc_ref_t sent = {0, 0, 0};
+    char j[80];
+    recv_ref(cs, st->MPI_TAG, ch, &sent);
+    rc_event("p2p", ref_str(sent, j, sizeof j), "recv %d", cs);
 }
 
 /* The completion of request r, whose entry ep the caller took out of the table (req_claim) before
@@ -1947,11 +2098,9 @@ static void req_done(rc_req_t *ep, MPI_Request r, const MPI_Status *st)
     }
     if (e.sync == 2) {
         /* every member started the clock allreduce with the collective: it completes */
-        char v[256];
-        vc_join_req(&e.vcreq, e.vcbuf);
+        vc_join_req(&e.vcreq, e.vcbuf, e.vcn);
         free(e.vcbuf);
-        rc_tick();
-        rc_log("coll %s %s\n", rc_vc(v, sizeof v), e.call);
+        rc_event("coll", "-", "%s", e.call);
         return;
     }
     if (!wins[e.widx].used) {
@@ -1963,19 +2112,16 @@ static void req_done(rc_req_t *ep, MPI_Request r, const MPI_Status *st)
      * an epoch a deferred one activates after it) is ordered after what they bring: the other
      * members' fence calls, the origins' complete calls, the targets' posts. */
     if (strcmp(e.call, "MPIX_Win_ifence") == 0 && e.vcbuf) {
-        vc_join_req(&e.vcreq, e.vcbuf);
+        vc_join_req(&e.vcreq, e.vcbuf, e.vcn);
     } else if (strcmp(e.call, "MPIX_Win_icomplete") == 0) {
         join_posts(e.prq, e.pvc, e.nprq);
     } else if (strcmp(e.call, "MPIX_Win_iwait") == 0) {
-        for (int i = 0; i < e.ngrp; i++)
-            recv_vc(e.grp[i], TAG_COMPLETE, W->shadow);
+        recv_vcs(e.grp, e.ngrp, TAG_COMPLETE, W->shadow);
     }
     req_bufs_free(&e);
     if (!wins[e.widx].used) /* freed while this thread waited without the lock */
         return;
-    char v[256];
-    rc_tick();
-    rc_log("rq %s %d %s %s\n", rc_vc(v, sizeof v), e.widx, e.call, req_str(r));
+    rc_event("rq", "-", "%d %s %s", e.widx, e.call, req_str(r));
     if (!e.sync) {
         release_ops(e.widx, -1, 1, r, RC_STAMP_ALL);
         return;
@@ -2211,23 +2357,24 @@ int MPI_Testsome(int n, MPI_Request r[], int *outcount, int idx[], MPI_Status st
 
 /* ---- collectives and blocking point-to-point: happens-before edges ------------------------- */
 
-static void coll_edge(const char *name, MPI_Comm comm)
-{
-    char v[256];
-    rc_tick();
-    rc_log("coll %s %s\n", rc_vc(v, sizeof v), name);
-    allreduce_vc(comm);
-}
-
+/* A blocking collective: its event before the call, the exchange around it (xg_start). */
 #define COLL(NAME, ARGS_DECL, ARGS)                                                                \
     int NAME ARGS_DECL                                                                             \
     {                                                                                              \
         NEXT(NAME);                                                                                \
-        int rc = next_##NAME ARGS;                                                                 \
+        rc_xg_t xg_ = {MPI_REQUEST_NULL, NULL, 0};                                                 \
         LOCK();                                                                                    \
-        if (rc_active && !rc_inside && rc == MPI_SUCCESS)                                          \
-            coll_edge(#NAME, comm);                                                                \
+        if (rc_active && !rc_inside) {                                                             \
+            rc_event("coll", "-", "%s", #NAME);                                                    \
+            xg_start(comm, &xg_);                                                                  \
+        }                                                                                          \
         UNLOCK();                                                                                  \
+        int rc = next_##NAME ARGS;                                                                 \
+        if (xg_.b) {                                                                               \
+            LOCK();                                                                                \
+            xg_finish(&xg_, rc == MPI_SUCCESS);                                                    \
+            UNLOCK();                                                                              \
+        }                                                                                          \
         return rc;                                                                                 \
     }
 
@@ -2302,18 +2449,48 @@ static int to_world(MPI_Comm comm, int r)
     return o;
 }
 
-/* Every way to send a message carries the sender's clock, and every receive consumes one, or a
- * receive would wait for a clock nobody sends (an MPI_Ssend matched by an MPI_Recv hung under
- * the first runtime). Blocking sends send it on return, nonblocking ones at the call (the
- * message's content is fixed then), persistent ones at each MPI_Start.
- * Threads: clocks are copied and sent under the big lock, so on each channel, destination and
- * tag they leave in an order in which they only grow. When threads send to one destination with
- * one tag and communicator at once, the k-th clock may belong to another thread's message than
- * the k-th message, but it is at least the clock of the k-th message's send: the k sends whose
- * clocks left first had all returned before it, so, MPI ordering the messages of calls ordered
- * in time, the k-th message cannot have been sent after them. The receiving side has no such
- * guarantee (docs/rmacheck.md, Limits). */
-static int p2p_send_pre(int dest, MPI_Comm comm, const char *what, MPI_Comm *ch)
+/* Every way to send a message carries an event of the sender to the receive, and every receive
+ * consumes one, or a receive would wait for an event nobody sends (an MPI_Ssend matched by an
+ * MPI_Recv hung under the first runtime). Blocking sends send it on return, nonblocking ones at
+ * the call (the message's content is fixed then), persistent ones at each MPI_Start.
+ * Threads: when threads send to one destination with one tag and communicator at once, the k-th
+ * event to leave may belong to another thread's message than the k-th message MPI matches. So
+ * each send first releases into an object of (channel, destination, tag), before its call, and
+ * after the call sends an event that acquires that object: the k-th event then covers the first k
+ * sends (the k sends whose events left first had returned before it, and MPI orders the messages
+ * of calls ordered in time, so the k-th message was sent — its release logged — before). The
+ * receiving side has no such guarantee (docs/rmacheck.md, Limits). A program of one actor per
+ * process (not built with rmacheck-cc) needs no object: its later events cover its earlier ones. */
+static void p2p_key(char *b, size_t n, MPI_Comm ch, int cd, int tag)
+{
+    snprintf(b, n, "P%lx.%d.%d", (unsigned long)comm_key(ch), cd, tag);
+}
+
+/* Before the send call (caller holds the big lock). */
+static rc_ref_t p2p_release(MPI_Comm ch, int cd, int tag, const char *what)
+{
+    if (!rc_instrumented)
+        return rc_event("p2p", "-", "%s %d", what, cd);
+    char k[96];
+    p2p_key(k, sizeof k, ch, cd, tag);
+    rc_rel("%s", k);
+    return (rc_ref_t){0, 0, 0};
+}
+
+/* After it: the event to the receiver. */
+static void p2p_send_event(MPI_Comm ch, int cd, int tag, rc_ref_t pre)
+{
+    if (rc_instrumented) {
+        char k[96];
+        p2p_key(k, sizeof k, ch, cd, tag);
+        rc_acq("%s", k);
+        pre = rc_last();
+    }
+    send_vc(cd, tag, ch, pre);
+}
+
+static int p2p_send_pre(int dest, int tag, MPI_Comm comm, const char *what, MPI_Comm *ch,
+                        rc_ref_t *pre)
 {
     *ch = MPI_COMM_NULL;
     if (!rc_active || rc_inside || dest == MPI_PROC_NULL || wshadow == MPI_COMM_NULL)
@@ -2322,9 +2499,7 @@ static int p2p_send_pre(int dest, MPI_Comm comm, const char *what, MPI_Comm *ch)
     *ch = chan_of(comm, dest, &cd);
     if (*ch == MPI_COMM_NULL)
         return MPI_UNDEFINED;
-    char v[256];
-    rc_tick();
-    rc_log("p2p %s %s %d\n", rc_vc(v, sizeof v), what, cd);
+    *pre = p2p_release(*ch, cd, tag, what);
     return cd;
 }
 
@@ -2333,13 +2508,14 @@ static int p2p_send_pre(int dest, MPI_Comm comm, const char *what, MPI_Comm *ch)
     {                                                                                              \
         NEXT(NAME);                                                                                \
         MPI_Comm ch;                                                                               \
+        rc_ref_t pre;                                                                              \
         LOCK();                                                                                    \
-        int cd = p2p_send_pre(dest, comm, "send", &ch);                                            \
+        int cd = p2p_send_pre(dest, tag, comm, "send", &ch, &pre);                                 \
         UNLOCK();                                                                                  \
         int rc = next_##NAME ARGS;                                                                 \
         if (cd != MPI_UNDEFINED && rc == MPI_SUCCESS) {                                            \
             LOCK();                                                                                \
-            send_vc(cd, tag, ch);                                                                  \
+            p2p_send_event(ch, cd, tag, pre);                                                      \
             UNLOCK();                                                                              \
         }                                                                                          \
         return rc;                                                                                 \
@@ -2372,12 +2548,12 @@ int MPI_Recv(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm comm, MP
 
 /* After a send-receive: the clock to dest (cd, ch from p2p_send_pre), and the source's joined. */
 static void sendrecv_edges(int cd, MPI_Comm ch, int stag, MPI_Comm comm, int rc,
-                           const MPI_Status *s)
+                           const MPI_Status *s, rc_ref_t pre)
 {
     LOCK();
     if (rc_active && !rc_inside && rc == MPI_SUCCESS) {
         if (cd != MPI_UNDEFINED)
-            send_vc(cd, stag, ch);
+            p2p_send_event(ch, cd, stag, pre);
         p2p_recv_edge(comm, s);
     }
     UNLOCK();
@@ -2389,13 +2565,14 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype stt, int dest, int stag, v
     NEXT(MPI_Sendrecv);
     MPI_Status s;
     MPI_Comm ch;
+    rc_ref_t pre;
     LOCK();
-    int cd = p2p_send_pre(dest, comm, "sendrecv", &ch);
+    int cd = p2p_send_pre(dest, stag, comm, "sendrecv", &ch, &pre);
     UNLOCK();
     int rc = next_MPI_Sendrecv(sb, sc, stt, dest, stag, rb, rc_, rt, src, rtag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
-    sendrecv_edges(cd, ch, stag, comm, rc, &s);
+    sendrecv_edges(cd, ch, stag, comm, rc, &s, pre);
     return rc;
 }
 
@@ -2405,13 +2582,14 @@ int MPI_Sendrecv_replace(void *b, int c, MPI_Datatype t, int dest, int stag, int
     NEXT(MPI_Sendrecv_replace);
     MPI_Status s;
     MPI_Comm ch;
+    rc_ref_t pre;
     LOCK();
-    int cd = p2p_send_pre(dest, comm, "sendrecv", &ch);
+    int cd = p2p_send_pre(dest, stag, comm, "sendrecv", &ch, &pre);
     UNLOCK();
     int rc = next_MPI_Sendrecv_replace(b, c, t, dest, stag, src, rtag, comm, &s);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
-    sendrecv_edges(cd, ch, stag, comm, rc, &s);
+    sendrecv_edges(cd, ch, stag, comm, rc, &s, pre);
     return rc;
 }
 
@@ -2568,7 +2746,19 @@ int MPI_Recv_init(void *b, int c, MPI_Datatype t, int src, int tag, MPI_Comm com
     return rc;
 }
 
-static void preq_started(MPI_Request r)
+/* Before MPI_Start(all): the releases of the persistent sends among r[0..n) (pre[i]). */
+static void preq_starting(int n, const MPI_Request r[], rc_ref_t pre[])
+{
+    for (int i = 0; i < n; i++) {
+        pre[i] = (rc_ref_t){0, 0, 0};
+        rc_preq_t *p = (rc_preq_t *)ht_find(&preqs, req_key(r[i]));
+        if (p && !p->recv)
+            pre[i] = p2p_release(p->comm, p->wd, p->tag, "send");
+    }
+}
+
+/* After it: each send's event goes to its receiver; each receive is followed to its completion. */
+static void preq_started(MPI_Request r, rc_ref_t pre)
 {
     rc_preq_t *p = (rc_preq_t *)ht_find(&preqs, req_key(r));
     if (!p)
@@ -2577,19 +2767,25 @@ static void preq_started(MPI_Request r)
         recv_track(r, p->comm, "MPI_Recv_init");
         return;
     }
-    char v[256];
-    rc_tick();
-    rc_log("p2p %s send %d\n", rc_vc(v, sizeof v), p->wd);
-    send_vc(p->wd, p->tag, p->comm);
+    p2p_send_event(p->comm, p->wd, p->tag, pre);
 }
+
+static int preq_on(void) { return rc_active && !rc_inside && wshadow != MPI_COMM_NULL; }
 
 int MPI_Start(MPI_Request *r)
 {
     NEXT(MPI_Start);
+    rc_ref_t pre;
+    LOCK();
+    int on = preq_on();
+    if (on)
+        preq_starting(1, r, &pre);
+    UNLOCK();
+    MPI_Request h = *r;
     int rc = next_MPI_Start(r);
     LOCK();
-    if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
-        preq_started(*r);
+    if (rc == MPI_SUCCESS && on)
+        preq_started(h, pre);
     UNLOCK();
     return rc;
 }
@@ -2597,12 +2793,27 @@ int MPI_Start(MPI_Request *r)
 int MPI_Startall(int n, MPI_Request r[])
 {
     NEXT(MPI_Startall);
+    rc_ref_t *pre = NULL;
+    MPI_Request *h = NULL;
+    LOCK();
+    int on = preq_on() && n > 0;
+    if (on) {
+        pre = malloc((size_t)n * sizeof *pre);
+        h = malloc((size_t)n * sizeof *h);
+        if (!pre || !h)
+            atom_fail("out of memory");
+        memcpy(h, r, (size_t)n * sizeof *h);
+        preq_starting(n, r, pre);
+    }
+    UNLOCK();
     int rc = next_MPI_Startall(n, r);
     LOCK();
-    if (rc == MPI_SUCCESS && rc_active && !rc_inside && wshadow != MPI_COMM_NULL)
+    if (rc == MPI_SUCCESS && on)
         for (int i = 0; i < n; i++)
-            preq_started(r[i]);
+            preq_started(h[i], pre[i]);
     UNLOCK();
+    free(pre);
+    free(h);
     return rc;
 }
 
@@ -2729,17 +2940,17 @@ static void icoll_track(MPI_Request r, MPI_Comm comm, const char *name)
     int inter = 0;
     if (r == MPI_REQUEST_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
-    char v[256];
-    rc_tick();
-    rc_log("coll %s %s-start\n", rc_vc(v, sizeof v), name);
+    rc_event("coll", "-", "%s-start", name);
     MPI_Request vr;
-    uint64_t *b = vc_iallreduce(comm, &vr);
+    int n = 0;
+    uint64_t *b = vc_iallreduce(comm, &vr, &n);
     if (!b)
         return;
     rc_req_t *e = req_track(r, -1, 2, name, -1);
     if (e) {
         e->vcreq = vr;
         e->vcbuf = b;
+        e->vcn = n;
     } else {
         rc_wait(&vr);
         free(b);

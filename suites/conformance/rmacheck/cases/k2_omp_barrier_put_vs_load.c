@@ -1,0 +1,58 @@
+/* rmacheck-case: expect=hazard kind=rma-vs-local ranks=2 omp
+ * Another thread's synchronization: on rank 0, thread 1 puts to rank 1 in a lock epoch (lock,
+ * MPI_Put, unlock) while the master calls MPI_Barrier, after which rank 1 loads the int; nothing
+ * orders thread 1's unlock before the master's barrier, so the load may come before the put
+ * (RMARaceBench hybrid/021: with one clock per process the unlock, logged earlier, counted as
+ * ordered). Twin: ..._safe.c puts an omp barrier between thread 1's epoch and the master's call.
+ * Skips where MPI_THREAD_MULTIPLE is not provided. */
+#define N 4
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#ifndef SAFE
+#define SAFE 0
+#endif
+int sink[2];
+
+int main(int argc, char **argv)
+{
+    int rank, provided, *buf;
+    MPI_Win win;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        printf("rmacheck-case-skip: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+        MPI_Finalize();
+        return 0;
+    }
+    omp_set_dynamic(0);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &buf, &win);
+    for (int i = 0; i < N; i++)
+        buf[i] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+#pragma omp parallel num_threads(2)
+        {
+            if (omp_get_num_threads() != 2)
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            if (omp_get_thread_num() == 1) {
+                int v = 42;
+                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+                MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+                MPI_Win_unlock(1, win);
+            }
+#if SAFE
+#pragma omp barrier
+#endif
+#pragma omp master
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        sink[0] = buf[0];
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+    MPI_Finalize();
+    return 0;
+}
