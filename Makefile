@@ -5,7 +5,7 @@
 #   make check [MPI=...] [SAN=1] [FULL=1]   install missing packages, build, run all tests via prove
 #                                           (FULL=1: also the testlist lines marked `full`)
 #        [LOAD=k] [TIMEOUT_SCALE=f]         k CPU hogs per core during the run; watchdogs x f
-#   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k]
+#   make bench [MPI=...] [BENCH=regex] [SERIES=vendor,ref,ref-nb] [QUICK=1] [NODES=k] [NET=ucx|am]
 #   make summary [MPI=...]                  summary.txt + figures again from results/<mpi>/ alone
 #   make plots [MPI=...]                    redraw figures from results/<mpi>/*.json
 #   make compare [MPIS="mpich openmpi"]     one report: results/compare/index.html
@@ -83,7 +83,7 @@ BENCHLISTS ?= suites/patterns/benchlist suites/apps/benchlist
 # status is then the driver's.
 bench: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory all
-	@rc=0; $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
+	@rc=0; $(if $(NET),NBRMA_NET=$(NET)) $(PYTHON) harness/nbrma-bench --bin $(BIN) --out $(RESULTS) --mpi $(MPI) \
 	  --runner "$(TEST_RUNNER)" --filter '$(BENCH)' --series '$(SERIES)' \
 	  $(if $(filter 1,$(QUICK)),--quick) $(if $(NODES),--nodes $(NODES)) \
 	  $(BENCHLISTS) || rc=$$?; \

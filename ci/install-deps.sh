@@ -14,7 +14,7 @@ mpich | openmpi | all) ;;
 *) echo "install-deps.sh: MPI '$1' is not a Debian package here: installing the other tools (and MPICH and Open MPI)" >&2 ;;
 esac
 mpi_pkgs="mpich libmpich-dev openmpi-bin libopenmpi-dev"
-pkgs="$mpi_pkgs make gcc g++ libbenchmark-dev libibverbs-dev gnuplot-nox perl python3 valgrind procps coreutils"
+pkgs="$mpi_pkgs make gcc g++ libbenchmark-dev libibverbs-dev libucx-dev pkg-config gnuplot-nox perl python3 valgrind procps coreutils"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     missing=""

@@ -497,7 +497,7 @@ static int series_available(nbh_series_t s, const char **why)
 
 static void add_context(const nbh_ctx_t *ctx)
 {
-    char buf[64];
+    char buf[192];
     gb_add_context("experiment", ctx->ex->id);
     gb_add_context("mpi_library", ctx->mpi_library);
     int ver, sub;
@@ -513,13 +513,12 @@ static void add_context(const nbh_ctx_t *ctx)
     gb_add_context("nnodes", buf);
     gb_add_context("node_of_rank", ctx->node_of_rank);
     /* The transport of each pair: within a node, shared memory for ref (the vendor's own path
-     * for the vendor series); across nodes, ref's NBRMA_NET (am until verbs is wired). */
-    const char *net = getenv("NBRMA_NET");
-    gb_add_context("pair_transport",
-                   ctx->nnodes == 1 ? "shm (ref) / vendor within the node"
-                   : net && !strcmp(net, "verbs")
-                       ? "within a node: shm; across nodes: verbs (ref) / vendor"
-                       : "within a node: shm; across nodes: am (ref) / vendor");
+     * for the vendor series); across nodes, ref's NBRMA_NET (auto: ucx where libnbrma has UCX
+     * and it reaches the peer, else am) and UCX's transports. */
+    const char *net = getenv("NBRMA_NET"), *tls = getenv("UCX_TLS");
+    snprintf(buf, sizeof buf, "within a node: shm; across nodes: %s (ref, NBRMA_NET)%s%s / vendor",
+             net && *net ? net : "auto", tls ? ", UCX_TLS=" : "", tls ? tls : "");
+    gb_add_context("pair_transport", ctx->nnodes == 1 ? "shm (ref) / vendor within the node" : buf);
     gb_add_context("window_flavor", nbh_win_flavor_name(ctx->opts.window));
     snprintf(buf, sizeof buf, "%.4f", nbh_work_ns_per_iter());
     gb_add_context("work_ns_per_iter", buf);

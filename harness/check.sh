@@ -48,6 +48,11 @@ if [ "$SAN" = thread ]; then
     export UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no
 fi
 
+# Lines that ask for NBRMA_NET=ucx need a libnbrma built with UCX (make UCX=0 builds without):
+# without it they are reported as skipped, with the reason.
+ucx_built=0
+"$BUILD/bin/nbrma-settings" 2>/dev/null | grep -q '^UCX: built' && ucx_built=1
+
 n=0 nfull=0
 # TESTLISTS (space-separated paths) overrides the search, for testing this script itself.
 lists=${TESTLISTS:-$(find . -name testlist -not -path './build/*' -not -path './.git/*' | sort)}
@@ -112,7 +117,10 @@ for list in $lists; do
             [ -z "$envs" ] || echo "export $envs"
             [ -z "$preload" ] || echo "export LD_PRELOAD='$preload' NBRMA_IMPL=ref"
             [ -z "$known" ] || echo "export NBRMA_KNOWN_FAILURE='$(echo "$known" | tr -d "'")'"
-            echo "exec sh '$top/harness/run-test.sh' $np $limit '$path' $*"
+            case "$envs:$ucx_built" in
+            *NBRMA_NET=ucx*:0) echo "echo '1..0 # SKIP libnbrma was built without UCX (make UCX=0, or no libucx-dev)'" ;;
+            *) echo "exec sh '$top/harness/run-test.sh' $np $limit '$path' $*" ;;
+            esac
         } >"$t"
     done <"$list"
 done

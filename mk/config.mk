@@ -71,6 +71,23 @@ else
   BUILD ?= build/$(MPI)
 endif
 
+# UCX (libnbrma's ucx transport, ref/src/transport/ucx.c): built when pkg-config finds libucx
+# (Debian: libucx-dev, which ci/install-deps.sh installs); `make UCX=0` builds without it, in a
+# build tree of its own (build/<mpi>-noucx).
+UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
+ifeq ($(UCX),1)
+  UCX_CFLAGS := -DNBR_HAVE_UCX=1 $(shell pkg-config --cflags ucx 2>/dev/null)
+  UCX_LIBS := $(or $(shell pkg-config --libs-only-L ucx 2>/dev/null),) -lucp -lucs
+else ifeq ($(UCX),0)
+  UCX_CFLAGS :=
+  UCX_LIBS :=
+  ifeq ($(origin UCX),command line)
+    BUILD := $(BUILD)-noucx
+  endif
+else
+  $(error UCX=$(UCX): use UCX=1 (the default where libucx-dev is installed) or UCX=0)
+endif
+
 BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib
 OBJ := $(BUILD)/obj
@@ -78,7 +95,9 @@ TESTBIN := $(BUILD)/tests
 # NODES=k: every benchmark on virtual nodes of k ranks (NBRMA_RANKS_PER_NODE; 1: every rank its
 # own node, so ref's pairs go over the am transport); results kept apart from the one-node runs.
 NODES ?=
-RESULTS ?= results/$(MPI)$(if $(NODES),/nodes$(NODES))
+# NET=am|ucx|auto: libnbrma's transport across nodes for the run (NBRMA_NET), kept apart too.
+NET ?=
+RESULTS ?= results/$(MPI)$(if $(NODES),/nodes$(NODES))$(if $(NET),-$(NET))
 
 # The configuration this tree is built with, recorded in $(BUILD)/config.txt: when MPICC (or what
 # the wrapper runs: `-show`, so a different module behind the same name counts), a compiler or
@@ -91,7 +110,7 @@ NBR_CONFIG_LINES := $(call nbr_q,MPI=$(MPI)) $(call nbr_q,MPICC=$(MPICC)) \
   $(call nbr_q,MPICC_SHOW=$(shell $(MPICC) -show 2>/dev/null || $(MPICC) --showme 2>/dev/null)) \
   $(call nbr_q,CC=$(if $(filter default,$(origin CC)),,$(CC))) $(call nbr_q,CXX=$(CXX)) \
   $(call nbr_q,CFLAGS=$(CFLAGS)) $(call nbr_q,CXXFLAGS=$(CXXFLAGS)) \
-  $(call nbr_q,LDFLAGS=$(LDFLAGS)) $(call nbr_q,SAN=$(SAN))
+  $(call nbr_q,LDFLAGS=$(LDFLAGS)) $(call nbr_q,SAN=$(SAN)) $(call nbr_q,UCX=$(UCX))
 ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
   $(shell printf '%s\n' $(NBR_CONFIG_LINES) | sh harness/build-config.sh $(BUILD) >&2)
 endif

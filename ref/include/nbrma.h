@@ -22,6 +22,10 @@ const char *MPIX_Nbrma_last_error(void);
 
 /* Print the NBRMA_* settings with their current values and meaning to `stream` (a FILE *). */
 void MPIX_Nbrma_print_settings(void *stream);
+/* What carries traffic between nodes: the UCX version libnbrma was built with and runs, UCX's
+ * own variables; with `verbose`, the UCX transports chosen toward a peer and the RDMA devices
+ * libibverbs sees (nbrma-settings --net). May be called before MPI_Init. */
+void MPIX_Nbrma_print_net(void *stream, int verbose);
 
 /* ---- nonblocking synchronization (paper 000 §V; semantics §VI, docs/nonblocking.md) ----------
  * Each call takes the arguments of its blocking twin plus an MPI_Request completed by the

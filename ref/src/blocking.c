@@ -8,7 +8,7 @@
  * target does. So:
  *   - point-to-point calls become their nonblocking twin and a wait that runs libnbrma's engine
  *     and yields (progress.c, nbr_wait_req) once this process has windows with remote pairs
- *     (nbr_am_on): MPI matches blocking and nonblocking point-to-point calls freely, so each
+ *     (nbr_tp_on): MPI matches blocking and nonblocking point-to-point calls freely, so each
  *     process may decide alone. MPI_Sendrecv_replace, which has no twin, sends from a copy.
  *   - collectives become their nonblocking twin and such a wait in *every* process of a job
  *     that spans nodes (nbr_coll_serve, agreed by all processes at MPI_Init), from MPI_Init on:
@@ -26,7 +26,7 @@
 
 static inline int p2p_serves(void)
 {
-    return __atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED);
+    return __atomic_load_n(&nbr_tp_on, __ATOMIC_RELAXED);
 }
 
 /* Run `nbcall` (which fills r_) and wait for it, or forward `vendor`. */

@@ -7,6 +7,7 @@
 
 #include "nbr.h"
 #include "nbrma.h"
+#include "transport/tp.h"
 
 nbr_settings_t nbr_cfg = {
 #define NBR_DEF_str(v)           v,
@@ -67,6 +68,12 @@ NBR_API void MPIX_Nbrma_print_settings(void *stream)
 #define X(name, type, def, help) NBR_PRINT_##type(name, help)
     NBR_SETTINGS(X)
 #undef X
+}
+
+NBR_API void MPIX_Nbrma_print_net(void *stream, int verbose)
+{
+    nbr_settings_load();
+    nbr_ucx_describe(stream ? stream : stdout, verbose);
 }
 
 NBR_API int MPIX_Nbrma_set_impl(const char *impl)

@@ -326,7 +326,7 @@ void nbr_mark_progress_thread(void)
 
 int nbr_engine_busy(void)
 {
-    return work_head || replay_head || poll_head || nbr_am_outstanding() > 0;
+    return work_head || replay_head || poll_head || nbr_tp_outstanding() > 0;
 }
 
 static void rec_free(nbr_rec_t *r)
@@ -872,6 +872,14 @@ static void start_notify(nbr_win_t *w, nbr_epoch_t *e)
  * reaches every target). */
 static __attribute__((noinline, cold)) int remote_done(nbr_win_t *w, nbr_epoch_t *e)
 {
+    /* Over a transport without that order (RDMA: a flushed put is complete, a put is not; a get
+     * completed here may be followed by an atomic that overtakes nothing), the data first: the
+     * done notifications and the lock word wait until the epoch's operations are complete. */
+    if (NBR_UNLIKELY(w->unordered) && !e->notify_marked && e->lock_phase != 2 &&
+        !nbr_tp_quiet(w, epoch_scope(e))) {
+        quiet_park(w, e);
+        return 0;
+    }
     if (e->kind == NBR_EK_START)
         start_notify(w, e);
     if (e->kind == NBR_EK_START && e->nnotify)
@@ -971,8 +979,8 @@ static void advance(nbr_epoch_t *e)
  * its request at once, so there is nothing left to post here. */
 static void step1_internode_completions(void)
 {
-    if (NBR_UNLIKELY(nbr_am_on))
-        nbr_am_progress();
+    if (NBR_UNLIKELY(nbr_tp_on))
+        nbr_tp_progress();
 }
 
 static void step2_internode_post(void)
@@ -1047,8 +1055,8 @@ static void step4_intranode_rma(void)
         }
         for (nbr_rec_t *n; local; local = n) {
             n = local->next;
-            if (NBR_UNLIKELY(nbr_am_on))
-                nbr_am_progress();
+            if (NBR_UNLIKELY(nbr_tp_on))
+                nbr_tp_progress();
             replay_one(w, e, local);
         }
         w->replaying = 0;
@@ -1181,8 +1189,8 @@ void nbr_progress(void)
 {
     NBR_ENTER();
     nbr_engine_stats.progress_calls++;
-    if (NBR_UNLIKELY(nbr_am_on) && !in_engine)
-        nbr_am_progress(); /* serve peers even when nothing of ours waits */
+    if (NBR_UNLIKELY(nbr_tp_on) && !in_engine)
+        nbr_tp_progress(); /* serve peers even when nothing of ours waits */
     if (!in_engine && (work_head || replay_head || poll_head)) {
         in_engine = 1;
         int moved, sweep = 0;
@@ -1286,7 +1294,7 @@ void nbr_epoch_open(nbr_win_t *w, nbr_epoch_t *e)
  * every epoch opened so far — so nothing else is admitted by its completion. *err: the epoch's
  * error (a replayed call's) that its closing request would carry. 0 if the direct path does not
  * apply: close it with nbr_epoch_close and kick it. */
-static __attribute__((noinline, cold)) int remote_quiet(const nbr_win_t *w, const nbr_epoch_t *e)
+static __attribute__((noinline, cold)) int remote_quiet(nbr_win_t *w, const nbr_epoch_t *e)
 {
     return nbr_tp_quiet(w, epoch_scope(e)) && !w->tp_err;
 }

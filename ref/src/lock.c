@@ -34,7 +34,7 @@ int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c)
     if (NBR_LIKELY(!nbr_tp_remote(t)))
         return try_add(&t->ctl->lock, 1, NBR_LOCK_WRITER);
     uint64_t old;
-    return nbr_am_amo(w, r, NBR_W_LOCK, NBR_AMO_CADD, 1, NBR_LOCK_WRITER, c, &old) &&
+    return nbr_tp_amo(w, r, NBR_W_LOCK, NBR_AMO_CADD, 1, NBR_LOCK_WRITER, c, &old) &&
            !(old & NBR_LOCK_WRITER);
 }
 
@@ -52,13 +52,13 @@ int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c)
         return 1;
     }
     uint64_t old;
-    if (!nbr_am_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK, c,
+    if (!nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK, c,
                     &old) ||
         (old & NBR_GLOBAL_SHARED_MASK))
         return 0;
     /* Remote tries of two epochs may both be in flight: one registration is ours to keep. */
     if (w->excl_global)
-        nbr_am_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL, 0, NULL, NULL);
+        nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_FADD, (uint64_t)0 - NBR_GLOBAL_EXCL, 0, NULL, NULL);
     w->excl_global++;
     return 1;
 }
@@ -70,7 +70,7 @@ int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c)
         return nbr_tp_amo_shm(&t->ctl->lock, NBR_AMO_CAS, NBR_LOCK_WRITER, 0) == 0;
     }
     uint64_t old;
-    return nbr_am_amo(w, r, NBR_W_LOCK, NBR_AMO_CAS, NBR_LOCK_WRITER, 0, c, &old) && old == 0;
+    return nbr_tp_amo(w, r, NBR_W_LOCK, NBR_AMO_CAS, NBR_LOCK_WRITER, 0, c, &old) && old == 0;
 }
 
 int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c)
@@ -78,7 +78,7 @@ int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c)
     if (NBR_LIKELY(!nbr_tp_remote(&w->t[0])))
         return try_add(&w->t[0].ctl->global, 1, ~NBR_GLOBAL_SHARED_MASK);
     uint64_t old;
-    return nbr_am_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, 1, ~NBR_GLOBAL_SHARED_MASK, c, &old) &&
+    return nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, 1, ~NBR_GLOBAL_SHARED_MASK, c, &old) &&
            !(old & ~NBR_GLOBAL_SHARED_MASK);
 }
 

@@ -34,7 +34,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \
-    X(NET, str, "auto", "transport between ranks of different nodes: am (active messages over the MPI library's point-to-point), verbs (libibverbs RDMA), auto (verbs where an RDMA device is present, else am)") \
+    X(NET, str, "auto", "transport between ranks of different nodes: ucx (RDMA put/get and atomics through UCX: InfiniBand, RoCE, shared memory, TCP), am (active messages over the MPI library's point-to-point), auto (ucx where libnbrma was built with it and UCX reaches the peer, else am)") \
     X(SCHED, str, "off", "intra-epoch message scheduling (paper 002 §4) in windows with pairs on other nodes: on defers Put/Get to node peers (and self) of at least NBRMA_SCHED_TH bytes to the closing call or a flush, so they are copied while inter-node transfers are in flight; off carries them out in the call (window info key nbrma_sched)") \
     X(SCHED_TH, int, 8192, "payload in bytes from which the scheduler defers an intra-node Put/Get (002's th; window info key nbrma_sched_th)") \
     X(WIRE_US, int, 0, "an emulated network between nodes (am transport): each request takes effect this many microseconds after it arrived (plus NBRMA_WIRE_MBPS), without using a CPU; 0: none") \
@@ -79,7 +79,7 @@ typedef struct {
 } nbr_peer_ctr_t;
 
 /* Transports of a peer pair (transport/tp.h). */
-enum { NBR_NET_SHM = 0, NBR_NET_AM, NBR_NET_VERBS };
+enum { NBR_NET_SHM = 0, NBR_NET_AM, NBR_NET_UCX, NBR_NET_N };
 
 /* The result of a remote atomic in flight (transport/tp.h): idle, pending, ready. */
 enum { NBR_CELL_IDLE = 0, NBR_CELL_PENDING, NBR_CELL_READY };
@@ -395,6 +395,8 @@ typedef struct nbr_win {
     long tp_out;   /* my remote operations not yet complete */
     long tp_tries; /* my remote lock tries in flight (not operations: see transport/am.c) */
     int tp_err;    /* the first error a target reported, for the next completion to raise */
+    int unordered; /* some remote pair's operations may take effect out of order (RDMA) */
+    void *tp;      /* the transports' state of the window (ucx: registrations) */
     nbr_req_t *op_req; /* the request the current call's remote operations complete */
     void *priv;        /* MPI_Win_allocate across nodes: my memory (private, reached with CMA
                           by my node's peers and by messages from others) */

@@ -532,7 +532,7 @@ static int inner_request_get_status(MPI_Request req, int *flag, MPI_Status *st)
  * nodes). */
 static inline void tok_progress(void)
 {
-    if (NBR_UNLIKELY(__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED)) && !nbr_thread_serves())
+    if (NBR_UNLIKELY(__atomic_load_n(&nbr_tp_on, __ATOMIC_RELAXED)) && !nbr_thread_serves())
         nbr_progress();
 }
 

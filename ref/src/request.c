@@ -272,7 +272,7 @@ int nbr_req_wait(nbr_req_t *r)
         nbr_progress();
         if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
             break;
-        if (!nbr_am_on) /* (the am transport's own tests run the vendor's progress) */
+        if (!nbr_tp_on) /* (the am transport's own tests run the vendor's progress) */
             nbr_vendor_progress(); /* the caller's other communication moves meanwhile */
         nbr_wait_step(&spins);
     }

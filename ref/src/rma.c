@@ -191,12 +191,12 @@ static const nbr_runs_t *pack_runs(const nbr_dtype_t *d, int elem)
 
 /* The origin's side of a packed transfer: its buffer as a cursor (or as the stream itself). */
 static int pack_side(const nbr_dtype_t *d, int count, const void *buf, int elem,
-                     nbr_am_side_t *sd)
+                     nbr_tp_side_t *sd)
 {
     const nbr_runs_t *r = nbr_runs_of(d, elem);
     if (!r)
         return 0;
-    *sd = (nbr_am_side_t){.buf = buf,
+    *sd = (nbr_tp_side_t){.buf = buf,
                           .run = r->run,
                           .nrun = r->nrun,
                           .contig = d->contig,
@@ -211,15 +211,15 @@ static int move_packed(nbr_win_t *w, int write, void *obuf, int ocount, const nb
                        int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td, int *rc)
 {
     const nbr_runs_t *tr = pack_runs(td, 0);
-    nbr_am_side_t side;
+    nbr_tp_side_t side;
     if (!tr || !pack_side(od, ocount, obuf, 0, &side))
         return 0;
     _Alignas(8) char lay[NBR_PACK_LAY];
     nbr_lay_write(lay, td, tr, tcount, 0);
     size_t laylen = nbr_lay_wire_size(tr->nrun);
     int64_t total = (int64_t)tcount * tr->bytes;
-    *rc = write ? nbr_am_put_packed(w, rank, off, lay, laylen, &side, total)
-                : nbr_am_get_packed(w, rank, off, lay, laylen, &side, total);
+    *rc = write ? nbr_tp_of(w, rank)->put_packed(w, rank, off, lay, laylen, &side, total)
+                : nbr_tp_of(w, rank)->get_packed(w, rank, off, lay, laylen, &side, total);
     return 1;
 }
 
@@ -514,16 +514,16 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
     int rc = MPI_SUCCESS;
     /* Small noncontiguous target elements: packed (whole elements; results field by field). */
     const nbr_runs_t *tr = pack_runs(td, 1);
-    nbr_am_side_t src, res;
+    nbr_tp_side_t src, res;
     if (tr && (op == MPI_NO_OP || pack_side(od, ocount, obuf, 1, &src)) &&
         (!rbuf || pack_side(rd, rcount, rbuf, 1, &res))) {
         _Alignas(8) char lay[NBR_PACK_LAY];
         nbr_lay_write(lay, td, tr, tcount, 1);
         if (rbuf && rd->basic_size != rd->basic_extent)
             res.pair = rd->basic, res.pext = rd->basic_extent;
-        return nbr_am_acc_packed(w, rank, off, lay, nbr_lay_wire_size(tr->nrun), op, td->basic,
-                                 ext, op == MPI_NO_OP ? NULL : &src, rbuf ? &res : NULL,
-                                 (int64_t)tcount * tr->bytes);
+        return nbr_tp_of(w, rank)->acc_packed(w, rank, off, lay, nbr_lay_wire_size(tr->nrun), op,
+                                              td->basic, ext, op == MPI_NO_OP ? NULL : &src,
+                                              rbuf ? &res : NULL, (int64_t)tcount * tr->bytes);
     }
     if (!rbuf) {
         nbr_dtype_walk_t it;
@@ -532,7 +532,7 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
         while (rc == MPI_SUCCESS && nbr_dtype_walk_next(&it, &oo, &to, &len))
             for (MPI_Aint done = 0, n; rc == MPI_SUCCESS && done < len; done += n) {
                 n = len - done < budget ? len - done : budget;
-                rc = nbr_am_acc(w, rank, off + to + done, op, td->basic,
+                rc = nbr_tp_of(w, rank)->acc(w, rank, off + to + done, op, td->basic,
                                 (const char *)obuf + oo + done, NULL, (size_t)n);
             }
         return rc;
@@ -552,7 +552,8 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
                 break; /* cannot happen: both walks cover the same target bytes */
             memcpy(tmp + got, (const char *)obuf + aoo, (size_t)alen);
         }
-        rc = nbr_am_acc(w, rank, off + to, op, td->basic, tmp, (char *)rbuf + oo, (size_t)len);
+        rc = nbr_tp_of(w, rank)->acc(w, rank, off + to, op, td->basic, tmp, (char *)rbuf + oo,
+                                     (size_t)len);
     }
     free(tmp);
     return rc;
@@ -771,7 +772,7 @@ static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, co
                                       .call = call});
     size_t n = (size_t)d->size;
     if (nbr_tp_remote(&w->t[rank]))
-        return nbr_am_cas(w, rank, off, obuf, cbuf, rbuf, n);
+        return nbr_tp_of(w, rank)->cas(w, rank, off, obuf, cbuf, rbuf, n);
     unsigned char old[64];
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = nbr_shm_read(w, rank, off, old, n);

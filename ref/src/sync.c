@@ -531,7 +531,7 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
  * apply. */
 static inline void serve_others(void)
 {
-    if (NBR_UNLIKELY(__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED)) && !nbr_thread_serves())
+    if (NBR_UNLIKELY(__atomic_load_n(&nbr_tp_on, __ATOMIC_RELAXED)) && !nbr_thread_serves())
         nbr_progress();
 }
 #define NBR_SERVE_SYNC(vendor_call, expr) NBR_SERVE(vendor_call, (serve_others(), (expr)))

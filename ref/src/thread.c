@@ -198,7 +198,7 @@ static void thread_init(int provided)
     if (provided == MPI_THREAD_MULTIPLE && app_level == MPI_THREAD_MULTIPLE)
         nbr_locking = 1;
     nbr_progress_init();
-    nbr_am_init();
+    nbr_tp_init();
     xnode_init(provided);
 }
 
@@ -224,7 +224,7 @@ NBR_API int MPI_Finalize(void)
 {
     int st = nbr_stats_finalize(); /* NBRMA_STATS: the memory accounting report */
     nbr_arena_finalize(); /* peers mapped what they need: the names can go */
-    nbr_am_finalize();
+    nbr_tp_finalize();
     nbr_progress_finalize();
     int rc = PMPI_Finalize();
     return rc == MPI_SUCCESS ? st : rc;
@@ -261,11 +261,11 @@ static void *progress_thread(void *arg)
         }
         nbr_big_lock();
         int busy = nbr_engine_busy();
-        unsigned long served = nbr_am_served;
+        unsigned long served = nbr_tp_served;
         /* Other nodes' requests may come at any time (transport/am.c). */
-        if (busy || nbr_am_on)
+        if (busy || nbr_tp_on)
             nbr_progress();
-        int active = busy || nbr_am_served != served;
+        int active = busy || nbr_tp_served != served;
         nbr_big_unlock();
         /* Hot while something moves and for a millisecond after (an origin's next request
          * follows its last answer within a round trip); then every 200 us. */
@@ -323,11 +323,11 @@ static void progress_maybe_start(int win_rank)
     if (thread_started)
         return;
     int m = async_mode();
-    if (m == ASYNC_ON || (__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED) && nbr_xnode_thread)) {
+    if (m == ASYNC_ON || (__atomic_load_n(&nbr_tp_on, __ATOMIC_RELAXED) && nbr_xnode_thread)) {
         progress_start();
         return;
     }
-    if (__atomic_load_n(&nbr_am_on, __ATOMIC_RELAXED) && !warned && win_rank == 0) {
+    if (__atomic_load_n(&nbr_tp_on, __ATOMIC_RELAXED) && !warned && win_rank == 0) {
         warned = 1;
         fprintf(stderr,
                 "libnbrma: windows span nodes, but the progress thread cannot serve other nodes "

@@ -37,7 +37,6 @@
 #include "nbr.h"
 #include "nbrma.h"
 #include "transport/tp.h"
-#include "transport/verbs.h"
 
 int nbr_impl_ref = 1;
 int nbr_nwins;
@@ -458,30 +457,13 @@ static int comm_info(MPI_Comm comm, const nbr_comm_info_t **out)
     return MPI_SUCCESS;
 }
 
-/* NBRMA_NET=verbs for a window across nodes: refused, with the way out. */
-static const char *verbs_refusal(void)
-{
-    static char msg[384];
-    char why[200] = "";
-    if (!nbr_verbs_probe(why, sizeof why))
-        snprintf(msg, sizeof msg,
-                 "NBRMA_NET=verbs asks for RDMA, but %s: set NBRMA_NET=am (or auto) to use active "
-                 "messages over the MPI library",
-                 why);
-    else
-        snprintf(msg, sizeof msg,
-                 "NBRMA_NET=verbs: an RDMA device is present, but libnbrma's verbs data path is "
-                 "not wired into the transport seam yet (docs/ref-internals.md, \"The verbs "
-                 "transport\"): set NBRMA_NET=am");
-    return msg;
-}
-
 /* Ref serves the window only when asked to and when its group lives on one node. Returns 0 to
  * forward to the vendor, 1 to serve it (*rc says whether that can go ahead). */
 static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
 {
     lib_init();
     *rc = MPI_SUCCESS;
+    char why[256];
     if (!nbr_impl_ref)
         return 0;
     const nbr_comm_info_t *ci;
@@ -494,16 +476,13 @@ static int serve_with_ref(MPI_Comm comm, const char *call, int *rc)
                            "the window's group spans nodes (%d of them) and the active-message "
                            "transport could not be set up at MPI_Init (no private communicator)",
                            ci->nodes);
-    else if (ci->nodes != 1 && !strcasecmp(nbr_cfg.NET, "verbs"))
-        *rc = nbr_err_comm(comm, call, MPI_ERR_UNSUPPORTED_OPERATION, "%s",
-                           verbs_refusal());
     else if (nbr_async_check())
         *rc = nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ASYNC_PROGRESS=%s: %s",
                            nbr_cfg.ASYNC_PROGRESS, nbr_async_check());
-    else if (ci->nodes != 1 && strcasecmp(nbr_cfg.NET, "am") && strcasecmp(nbr_cfg.NET, "auto"))
-        *rc = nbr_err_comm(comm, call, MPI_ERR_ARG,
-                           "NBRMA_NET=%s is not a transport: use am, verbs or auto",
-                           nbr_cfg.NET);
+    else if (ci->nodes != 1 && nbr_tp_net_select(nbr_cfg.NET, why, sizeof why) == -1)
+        *rc = nbr_err_comm(comm, call, strncmp(nbr_cfg.NET, "ucx", 3) ? MPI_ERR_ARG
+                                                                       : MPI_ERR_UNSUPPORTED_OPERATION,
+                           "%s", why);
     return 1;
 }
 
@@ -601,6 +580,7 @@ static int agree(MPI_Comm comm, int rc)
  * The allgather also tells every rank that all control blocks are zeroed before anyone uses
  * one. Local failures (memory, a peer's block that cannot be mapped) are agreed on before the
  * allgather and at the end, so that every rank either has the window or abandons it. */
+static char tp_why[256]; /* why the transports' set-up failed (under the big lock) */
 static int win_setup(nbr_win_t *w, MPI_Comm comm)
 {
     nbr_peer_info_t mine = {.addr = (MPI_Aint)(uintptr_t)w->base,
@@ -683,7 +663,14 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_get_group(w->handle, &w->group);
     int registered = rc == MPI_SUCCESS && (rc = registry_add(w)) == MPI_SUCCESS;
-    if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
+    if ((rc = agree(comm, rc)) == MPI_SUCCESS && w->nremote) {
+        /* The pairs on other nodes: UCX where wanted and reachable (collective), else am. */
+        tp_why[0] = 0;
+        rc = agree(comm, nbr_tp_win_setup(w, comm, nbr_tp_net_select(nbr_cfg.NET, tp_why,
+                                                                     sizeof tp_why),
+                                          tp_why, sizeof tp_why));
+    }
+    if (rc != MPI_SUCCESS) {
         if (registered)
             registry_remove(w);
         return rc;
@@ -696,6 +683,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
 
 static void win_destroy(nbr_win_t *w)
 {
+    nbr_tp_win_teardown(w);
     if (w->nremote)
         nbr_am_win_unregister(w);
     free(w->priv);
@@ -907,11 +895,14 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
         return win_abandon(w, comm, call, rc,
                            "the MPI library could not create the window (out of resources, "
                            "e.g. context ids for live windows?)");
+    tp_why[0] = 0;
     if ((rc = win_setup(w, comm)) != MPI_SUCCESS)
         return win_abandon(w, comm, call, rc,
-                           "window set-up failed on this or another rank of the group (no "
-                           "memory for control blocks in /dev/shm, or a peer's block or "
-                           "MPI_Alloc_mem memory could not be mapped)");
+                           tp_why[0] ? tp_why
+                                     : "window set-up failed on this or another rank of the group "
+                                       "(no memory for control blocks in /dev/shm, or a peer's "
+                                       "block or MPI_Alloc_mem memory could not be mapped, or "
+                                       "another transport's set-up failed there)");
     if (baseptr)
         *(void **)baseptr = w->base;
     *win = w->handle;
@@ -1066,7 +1057,7 @@ int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi)
          * a region detached meanwhile is reported at completion). Not covered: fetch it. */
         if (t->rcache_valid && regions_cover(t->rcache, t->rcache_n, lo, hi))
             return MPI_SUCCESS;
-        int rc = nbr_am_regions(w, rank);
+        int rc = nbr_tp_of(w, rank)->regions(w, rank);
         if (rc != MPI_SUCCESS)
             return rc;
         return regions_cover(t->rcache, t->rcache_n, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
@@ -1121,6 +1112,10 @@ static int attach(nbr_win_t *w, void *base, MPI_Aint size)
         regions_publish_end(w);
         free(old);
     }
+    if (nbr_tp_attach(w, base, size) != MPI_SUCCESS)
+        return nbr_err(w, call, MPI_ERR_NO_MEM,
+                       "region %p+%ld cannot be registered for RDMA (ucp_mem_map failed)", base,
+                       (long)size);
     regions_publish_begin(w);
     memmove(&w->regs[i + 1], &w->regs[i], (size_t)(w->nregs - i) * sizeof *w->regs);
     w->regs[i] = (nbr_region_t){lo, size};
@@ -1138,6 +1133,7 @@ static int detach(nbr_win_t *w, const void *base)
     MPI_Aint a = (MPI_Aint)(uintptr_t)base;
     int i = region_after(w->regs, w->nregs, a) - 1;
     if (i >= 0 && w->regs[i].base == a) {
+        nbr_tp_detach(w, base);
         regions_publish_begin(w);
         memmove(&w->regs[i], &w->regs[i + 1], (size_t)(w->nregs - i - 1) * sizeof *w->regs);
         w->nregs--;
@@ -1173,13 +1169,14 @@ static void free_barrier(nbr_win_t *w)
     /* Remote peers: my operations toward them (lock releases, notifications) are all
      * acknowledged, then each is told; they tell me. Their messages for this window come in
      * order before that notification, so none arrives after it. */
-    while (w->nremote && (!nbr_tp_quiet(w, NBR_FLUSH_ALL) || w->tp_tries)) {
+    while (w->nremote &&
+           (!nbr_tp_quiet(w, NBR_FLUSH_ALL) || w->tp_tries || !nbr_tp_settled(w))) {
         nbr_progress();
         nbr_wait_step(&spins);
     }
     for (int r = 0; r < w->size && w->nremote; r++)
         if (nbr_tp_remote(&w->t[r]))
-            nbr_am_notify(w, r, NBR_NS_FREED, 1);
+            nbr_tp_notify(w, r, NBR_NS_FREED, 1);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, w->t[w->rank].inc, __ATOMIC_RELEASE);
     for (int r = 0; r < w->size; r++) {

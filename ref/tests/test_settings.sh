@@ -23,5 +23,18 @@ NBRMA_IMPL=magic "$tool" >"$tmp" 2>&1
 t_like "$tmp" "NBRMA_IMPL='magic' is not ref or vendor" "an unknown implementation is refused"
 "$tool" --bogus >"$tmp" 2>&1
 t_is $? 2 "an unknown argument exits 2"
+# What carries traffic between nodes (issue 22): the UCX version always; with --net the
+# transports toward a peer (built with UCX) and the RDMA devices libibverbs sees.
+"$tool" >"$tmp" 2>&1
+t_like "$tmp" '^UCX: (built with [0-9]+\.[0-9]+, running [0-9.]+|not built in)' "the UCX version (or its absence) is shown"
+UCX_TLS=tcp "$tool" --net >"$tmp" 2>&1
+t_ok $? "nbrma-settings --net runs"
+t_like "$tmp" '^  UCX_TLS=tcp' "UCX's own variables are shown as set"
+NBRMA_UCX_TLS=tcp "$tool" --net >"$tmp" 2>&1
+t_like "$tmp" "NBRMA_UCX_TLS=tcp \\(libnbrma's UCX\\)" "NBRMA_UCX_TLS, for libnbrma's UCX alone, is shown"
+t_like "$tmp" '^RDMA devices' "the RDMA devices libibverbs sees (or none) are listed"
+if grep -q '^UCX: built' "$tmp"; then
+    t_like "$tmp" 'tcp/' "with UCX_TLS=tcp the transport toward a peer is tcp"
+fi
 rm -f "$tmp"
 t_done

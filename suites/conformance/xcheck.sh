@@ -4,31 +4,51 @@
 # mode, every window flavor, canaries around every buffer) on 4 ranks, run
 #   vendor  the MPI library's own RMA
 #   ref     libnbrma, one node
-#   rpn1    libnbrma, every rank its own virtual node (all pairs over the am transport)
-#   rpn2    libnbrma, two virtual nodes of two ranks (shm and am pairs mixed)
-# and compared byte for byte: windows, origin buffers and result buffers, including the bytes
-# outside the type maps, after every round. The reference is libnbrma on one node; each other
-# configuration must produce exactly its bytes.
-#   xcheck.sh [ref|vendor] [--seeds LIST] [--rounds R]
+#   rpn1    libnbrma, every rank its own virtual node (every pair across nodes)
+#   rpn2    libnbrma, two virtual nodes of two ranks (shm pairs and pairs across nodes mixed)
+# the virtual-node runs once per transport across nodes (--net: am, and ucx when libnbrma was
+# built with UCX; ucx:TLS sets NBRMA_UCX_TLS, libnbrma's UCX_TLS), and compared byte for byte:
+# windows, origin buffers and result buffers, including the bytes outside the type maps, after
+# every round. The reference is libnbrma on one node; each other configuration must produce
+# exactly its bytes.
+#   xcheck.sh [ref|vendor] [--seeds LIST] [--rounds R] [--net LIST]
 # "ref" (default) checks rpn1 and rpn2 against ref; "vendor" checks the vendor against ref (a
 # separate test, so that a vendor bug can be listed as a known vendor failure). A difference is
 # reported with the round, rank, buffer and 4 KiB chunk where it first appears, and the
 # operations of that round that touch it.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" && . harness/taplib.sh
-which=ref seeds="101 202" rounds=6
+which=ref seeds="101 202" rounds=6 nets=""
 while [ $# -gt 0 ]; do
     case $1 in
     ref | vendor) which=$1 ;;
     --seeds) seeds=$(echo "$2" | tr ',' ' '); shift ;;
     --rounds) rounds=$2; shift ;;
-    *) echo "xcheck.sh: unknown argument '$1' (ref|vendor, --seeds LIST, --rounds R)" >&2; exit 2 ;;
+    --net) nets=$(echo "$2" | tr ',' ' '); shift ;;
+    *) echo "xcheck.sh: unknown argument '$1' (ref|vendor, --seeds LIST, --rounds R, --net LIST)" >&2; exit 2 ;;
     esac
     shift
 done
 prog=$BUILD/conformance/xcheck_random
 lib=$top/$BUILD/lib/libnbrma.so
 [ -x "$prog" ] || { echo "xcheck.sh: $prog is not built" >&2; exit 2; }
+ucx=0
+"$BUILD/bin/nbrma-settings" 2>/dev/null | grep -q '^UCX: built' && ucx=1
+[ -n "$nets" ] || nets="am ucx"
+keep=""
+for net in $nets; do
+    case $net in
+    am) keep="$keep $net" ;;
+    ucx | ucx:?*)
+        if [ $ucx = 1 ]; then keep="$keep $net"; else echo "# $net skipped: libnbrma was built without UCX"; fi ;;
+    *) echo "xcheck.sh: --net: '$net' is not am, ucx or ucx:TLS" >&2; exit 2 ;;
+    esac
+done
+nets=$keep
+if [ -z "$nets" ] && [ "$which" = ref ]; then
+    echo "1..0 # SKIP libnbrma was built without UCX (make UCX=0, or no libucx-dev)"
+    exit 0
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xcheck.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -81,11 +101,17 @@ for seed in $seeds; do
         t_ok $? "seed $seed: the vendor MPI leaves every byte as libnbrma does"
         continue
     fi
-    for rpn in 1 2; do
-        run rpn$rpn "$seed" LD_PRELOAD="$lib" NBRMA_IMPL=ref NBRMA_RANKS_PER_NODE=$rpn
-        ran rpn$rpn "seed $seed: libnbrma across virtual nodes of $rpn rank(s) runs $rounds rounds"
-        compare rpn$rpn
-        t_ok $? "seed $seed: across virtual nodes of $rpn rank(s) every byte is as on one node"
+    for net in $nets; do
+        tls=${net#ucx:}
+        [ "$tls" != "$net" ] || tls=${NBRMA_UCX_TLS:-}
+        for rpn in 1 2; do
+            n=rpn$rpn-$(echo "$net" | tr -c 'a-z0-9\n' '_')
+            run "$n" "$seed" LD_PRELOAD="$lib" NBRMA_IMPL=ref NBRMA_RANKS_PER_NODE=$rpn \
+                NBRMA_NET="${net%%:*}" ${tls:+NBRMA_UCX_TLS=$tls}
+            ran "$n" "seed $seed: libnbrma across virtual nodes of $rpn rank(s) over $net runs $rounds rounds"
+            compare "$n"
+            t_ok $? "seed $seed: across virtual nodes of $rpn rank(s) over $net every byte is as on one node"
+        done
     done
 done
 t_done

@@ -64,6 +64,8 @@ enum {
     K_GET_PACKED,
     K_GET_PACKED_RNDV,
     K_ACC_PACKED,
+    /* Dynamic windows over UCX: the packed key of the region holding address off (ucx.c). */
+    K_RKEY,
 };
 #define AM_LAY_MAX 4096 /* bytes of a layout in a packed request (85 runs) */
 
@@ -85,8 +87,7 @@ typedef struct {
 
 /* ---- state (under the big lock) -------------------------------------------------------------- */
 
-int nbr_am_on;
-unsigned long nbr_am_served, nbr_am_sent, nbr_am_sent_packed;
+unsigned long nbr_am_sent, nbr_am_sent_packed;
 static MPI_Comm am_comm = MPI_COMM_NULL;
 static int am_world, am_me, am_busy;
 
@@ -311,7 +312,7 @@ int nbr_am_ready(void)
  * windows never pays for them. */
 static int am_start(void)
 {
-    if (nbr_am_on)
+    if (nbr_tp_on)
         return MPI_SUCCESS;
     for (int i = 0; i < AM_NPOST; i++)
         ring_req.r[i] = ring_rep.r[i] = MPI_REQUEST_NULL;
@@ -323,7 +324,7 @@ static int am_start(void)
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    nbr_am_on = 1;
+    nbr_tp_on = 1;
     return MPI_SUCCESS;
 }
 
@@ -375,7 +376,7 @@ typedef struct am_unpack {
     nbr_run_t run[];
 } am_unpack_t;
 
-static am_unpack_t *job_new(const nbr_am_side_t *d)
+static am_unpack_t *job_new(const nbr_tp_side_t *d)
 {
     am_unpack_t *j = malloc(sizeof *j + (size_t)d->nrun * sizeof(nbr_run_t));
     if (!j)
@@ -710,14 +711,14 @@ int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nb
  * cheaper. */
 #define AM_PACK_RNDV (4 * AM_EAGER)
 
-static void side_cursor(const nbr_am_side_t *sd, nbr_lay_cur_t *c)
+static void side_cursor(const nbr_tp_side_t *sd, nbr_lay_cur_t *c)
 {
     nbr_lay_cur_init(c, sd->run, sd->nrun, sd->extent, sd->count, sd->ebytes);
 }
 
 /* `n` stream bytes from position pos of the origin's side, into out (or where they already are,
  * when the side is the stream). */
-static const char *side_bytes(const nbr_am_side_t *sd, nbr_lay_cur_t *c, int64_t pos, char *out,
+static const char *side_bytes(const nbr_tp_side_t *sd, nbr_lay_cur_t *c, int64_t pos, char *out,
                               int64_t n)
 {
     if (sd->contig)
@@ -727,7 +728,7 @@ static const char *side_bytes(const nbr_am_side_t *sd, nbr_lay_cur_t *c, int64_t
 }
 
 int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
-                      const nbr_am_side_t *src, int64_t total)
+                      const nbr_tp_side_t *src, int64_t total)
 {
     static char piece[AM_EAGER]; /* under the big lock */
     nbr_lay_cur_t c;
@@ -771,7 +772,7 @@ int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
 
 /* The pieces of a packed get or get_accumulate land in the origin's buffer: straight there when
  * its side is the stream, else through a shared unpack job. */
-static int side_job(nbr_win_t *w, const nbr_am_side_t *sd, am_unpack_t **job)
+static int side_job(nbr_win_t *w, const nbr_tp_side_t *sd, am_unpack_t **job)
 {
     *job = NULL;
     if (sd->contig && !sd->pext)
@@ -782,7 +783,7 @@ static int side_job(nbr_win_t *w, const nbr_am_side_t *sd, am_unpack_t **job)
 }
 
 int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
-                      const nbr_am_side_t *dst, int64_t total)
+                      const nbr_tp_side_t *dst, int64_t total)
 {
     am_unpack_t *job;
     int rc = side_job(w, dst, &job);
@@ -815,8 +816,8 @@ int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
 }
 
 int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
-                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_am_side_t *src,
-                      const nbr_am_side_t *res, int64_t total)
+                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_tp_side_t *src,
+                      const nbr_tp_side_t *res, int64_t total)
 {
     static char piece[AM_EAGER]; /* under the big lock */
     int64_t budget = AM_EAGER - (int64_t)laylen;
@@ -889,6 +890,32 @@ static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t
         return rc;
     *seq = c.val >> 32;
     *n = c.val & UINT32_MAX;
+    return MPI_SUCCESS;
+}
+
+int nbr_am_rkey(nbr_win_t *w, int r, uint64_t addr, void *buf, size_t cap, size_t *len,
+                uint64_t *base, uint64_t *size)
+{
+    static char got[2 * sizeof(uint64_t) + NBR_UCX_KEY_MAX]; /* under the big lock */
+    nbr_tp_cell_t c = {0};
+    am_hdr_t h = hdr(w, r, K_RKEY);
+    h.off = addr;
+    memset(got, 0, sizeof got);
+    int rc = issue(w, r, &h, NULL, 0, NULL, 0, got, &c);
+    long spins = 0;
+    while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
+        nbr_am_progress();
+        if (c.state == NBR_CELL_PENDING)
+            nbr_wait_step(&spins);
+    }
+    if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
+        return rc;
+    memcpy(base, got, sizeof *base);
+    memcpy(size, got + sizeof *base, sizeof *size);
+    if (cap > NBR_UCX_KEY_MAX)
+        cap = NBR_UCX_KEY_MAX;
+    memcpy(buf, got + 2 * sizeof *base, cap);
+    *len = cap;
     return MPI_SUCCESS;
 }
 
@@ -1158,7 +1185,7 @@ static void serve_packed(nbr_win_t *w, const am_hdr_t *h, const char *p, size_t 
 
 static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
 {
-    nbr_am_served++;
+    nbr_tp_served++;
     nbr_win_t *w = h->win < (uint32_t)nwins_cap ? wins[h->win] : NULL;
     int err = MPI_SUCCESS;
     if (!w || h->from < 0 || h->from >= w->size) {
@@ -1307,6 +1334,20 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
     case K_ACC_PACKED:
         serve_packed(w, h, p, plen, peer);
         break;
+    case K_RKEY: { /* reply: the region's base and size, then its packed key */
+        char key[2 * sizeof(uint64_t) + NBR_UCX_KEY_MAX];
+        size_t kl = 0;
+        uint64_t rb = 0, rs = 0;
+        err = w->flavor == MPI_WIN_FLAVOR_DYNAMIC
+                  ? nbr_ucx_rkey_serve(w, h->off, key + 2 * sizeof rb, NBR_UCX_KEY_MAX, &kl, &rb,
+                                       &rs)
+                  : MPI_ERR_INTERN;
+        memcpy(key, &rb, sizeof rb);
+        memcpy(key + sizeof rb, &rs, sizeof rs);
+        reply(peer, h->tok, err, 0, err == MPI_SUCCESS ? key : NULL,
+              err == MPI_SUCCESS ? 2 * sizeof rb + kl : 0);
+        break;
+    }
     case K_REGIONS: { /* the table cannot change while we serve (both under the big lock) */
         uint64_t n = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)w->nregs : 0;
         uint64_t from = h->off < n ? h->off : n,
@@ -1324,7 +1365,7 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
 
 static void got_reply(const am_rep_t *rep, const char *data, size_t n)
 {
-    nbr_am_served++;
+    nbr_tp_served++;
     uint32_t i = rep->tok;
     if (i >= ntok || !toks[i].used)
         return;
@@ -1480,7 +1521,7 @@ static void act_done(int i)
 
 void nbr_am_progress(void)
 {
-    if (!nbr_am_on || am_busy)
+    if (!nbr_tp_on || am_busy)
         return;
     if (nbr_in_progress_thread() && nbr_thread_level != MPI_THREAD_MULTIPLE)
         return; /* the MPI library allows calls from the application's thread only */
@@ -1537,7 +1578,7 @@ void nbr_am_progress(void)
 
 void nbr_am_finalize(void)
 {
-    NBR_ENTER(); /* the progress thread may be serving: it sees nbr_am_on drop under the lock */
+    NBR_ENTER(); /* the progress thread may be serving: it sees nbr_tp_on drop under the lock */
     long spins = 0;
     /* What we sent must arrive (notifications of freed windows among it). */
     while (nreq) {
@@ -1545,7 +1586,7 @@ void nbr_am_finalize(void)
         if (nreq)
             nbr_wait_step(&spins);
     }
-    nbr_am_on = 0;
+    nbr_tp_on = 0;
     am_ring_t *rings[2] = {&ring_req, &ring_rep};
     for (int k = 0; k < 2 && rings_ready; k++)
         for (int i = 0; i < AM_NPOST; i++) {
@@ -1557,7 +1598,7 @@ void nbr_am_finalize(void)
             free(g->buf[i]);
             g->buf[i] = NULL;
         }
-    nbr_am_on = 0;
+    nbr_tp_on = 0;
     if (am_comm != MPI_COMM_NULL)
         (void)PMPI_Comm_free(&am_comm);
     while (npool)
@@ -1579,3 +1620,21 @@ void nbr_am_finalize(void)
     capreq = 0, ntok = captok = 0, free_tok = UINT32_MAX, nwins_cap = 0;
     NBR_LEAVE();
 }
+
+/* Regions of a dynamic window through messages (the table above); every other entry is this
+ * file's. */
+const nbr_tp_ops_t nbr_tp_am_ops = {
+    .name = "am",
+    .ordered = 1, /* a pair's requests are served in the order they were sent (above) */
+    .put = nbr_am_put,
+    .get = nbr_am_get,
+    .acc = nbr_am_acc,
+    .cas = nbr_am_cas,
+    .amo = nbr_am_amo,
+    .notify = nbr_am_notify,
+    .put_packed = nbr_am_put_packed,
+    .get_packed = nbr_am_get_packed,
+    .acc_packed = nbr_am_acc_packed,
+    .regions = nbr_am_regions,
+    .flush = NULL, /* acknowledgements complete operations by themselves */
+};

@@ -3,8 +3,8 @@
  * CONTRACT. Each ordered pair (me, peer) of a window gets one transport when the window is
  * created (nbr_target_t.net): `shm` when the peer shares my node (load/store on mapped memory,
  * CMA for private memory, CPU atomics on its node-shared control block), `am` across nodes
- * (active messages over the vendor's point-to-point on a private communicator, am.c), later
- * `verbs` (RDMA, verbs.c). The synchronization algorithms (epoch.c, lock.c) and the RMA calls
+ * (active messages over the vendor's point-to-point on a private communicator, am.c) or `ucx`
+ * (RDMA through UCX, ucx.c) — the ops table below. The synchronization algorithms (epoch.c, lock.c) and the RMA calls
  * (rma.c) are written once against the functions below; which transport serves a pair is
  * decided here, never in them.
  *
@@ -23,7 +23,8 @@
  *               its own control block or, for shm fence counters, the peer's.
  *   completion  an operation toward a shm peer is complete when its call returns. Toward any
  *               other peer it is complete when the target acknowledged it (data written, or
- *               fetched data arrived here): nbr_tp_quiet(w, rank | NBR_FLUSH_ALL) says whether
+ *               fetched data arrived here) or, over RDMA, when a flush of its endpoint
+ *               completed (the transport's `flush`, which nbr_tp_quiet starts): nbr_tp_quiet(w, rank | NBR_FLUSH_ALL) says whether
  *               nothing the window issued toward rank (or anyone) is outstanding. Epochs and
  *               flushes wait for it; a request-based call's request (w->op_req) is finished
  *               when the last of its operations completes.
@@ -47,16 +48,78 @@ enum { NBR_AMO_FADD = 0, NBR_AMO_CADD, NBR_AMO_CAS, NBR_AMO_SWAP };
 /* Notification slots (a rank's control block holds one of each per peer). */
 enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
 
+/* ---- the ops table ----------------------------------------------------------------------------
+ *
+ * One table per transport that crosses nodes (shm, within a node, stays inline below: its
+ * branches are the hot paths). A pair's table is nbr_tp_table[w->t[r].net]; adding a transport is
+ * one file with one table and one entry in tp.c (docs/ref-internals.md, "The transport seam"). A
+ * transport may take an entry from another one (ucx serves accumulates through am's: the target's
+ * CPU, one path for every accumulate of a location, MPI-3.1 §11.7.1).
+ *
+ * `ordered`: a pair's operations take effect at the target in the order they were issued (am: its
+ * requests are served in order). Only then may a lock release or a PSCW done notification follow
+ * the data before the data is complete (epoch.c, remote_done); otherwise the closing call waits
+ * for completion first. `flush`: completion needs a request of its own (RDMA: a put is complete
+ * when a flush says so, not when anything comes back) — nbr_tp_quiet starts it for what is
+ * outstanding toward r (or everyone); NULL where acknowledgements arrive by themselves. */
+typedef struct {
+    const char *buf;
+    const nbr_run_t *run;
+    int nrun, contig;
+    int64_t extent, count, ebytes;
+    MPI_Datatype pair; /* results of a padded pair type: written field by field */
+    MPI_Aint pext;     /* its extent, or 0 */
+} nbr_tp_side_t;
+
+typedef struct nbr_tp_ops {
+    const char *name;
+    int ordered;
+    int (*put)(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len);
+    int (*get)(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len);
+    int (*acc)(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic, const void *src,
+               void *result, size_t len);
+    int (*cas)(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp, void *result,
+               size_t n);
+    int (*amo)(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
+               uint64_t *old);
+    void (*notify)(nbr_win_t *w, int r, int slot, uint64_t v);
+    int (*put_packed)(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      const nbr_tp_side_t *src, int64_t total);
+    int (*get_packed)(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      const nbr_tp_side_t *dst, int64_t total);
+    int (*acc_packed)(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
+                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_tp_side_t *src,
+                      const nbr_tp_side_t *res, int64_t total);
+    int (*regions)(nbr_win_t *w, int r); /* copy r's region table into w->t[r].rcache */
+    void (*flush)(nbr_win_t *w, int r);  /* or NULL (above) */
+} nbr_tp_ops_t;
+
+extern const nbr_tp_ops_t *const nbr_tp_table[NBR_NET_N]; /* tp.c; shm's entry is NULL */
+extern int nbr_tp_on; /* windows with remote pairs exist, or remote traffic is outstanding */
+extern unsigned long nbr_tp_served; /* requests served, replies and completions (progress thread) */
+void nbr_tp_init(void);     /* MPI_Init */
+void nbr_tp_finalize(void); /* MPI_Finalize */
+void nbr_tp_progress(void); /* step 1 of the engine: every transport's completions and service */
+long nbr_tp_outstanding(void); /* operations in flight, all windows and transports */
+
 /* ---- the active-message transport (am.c) ----------------------------------------------------- */
 
-extern int nbr_am_on;       /* windows with am pairs exist, or am traffic is outstanding */
-extern unsigned long nbr_am_served; /* requests served and replies received (progress thread) */
+extern const nbr_tp_ops_t nbr_tp_am_ops;
 void nbr_am_init(void);     /* MPI_Init: the private communicator and posted receives */
 void nbr_am_finalize(void); /* MPI_Finalize: drain, cancel, free */
 void nbr_am_progress(void); /* serve incoming requests, collect replies and completions */
 int nbr_am_ready(void);     /* the transport could be set up (else windows across nodes fail) */
 int nbr_am_win_register(nbr_win_t *w); /* returns the window's id (>= 0) or -1 */
 void nbr_am_win_unregister(nbr_win_t *w);
+long nbr_am_outstanding(void); /* tokens in flight, all windows (tests) */
+/* Requests issued so far, and how many were packed (tests: a transpose is one message, not a
+ * million). Packed transfers (layout.h; paper 004 §III-A) carry the target's layout in wire form
+ * (at most 4096 bytes) and split `total` bytes of packed stream into messages the target
+ * scatters (put), gathers (get) or applies (accumulate, whole elements; `res` receives the old
+ * contents when not NULL). The origin's side is a cursor over its buffer; `contig`: its buffer
+ * is the stream itself. */
+extern unsigned long nbr_am_sent, nbr_am_sent_packed;
+/* Its operations (the table's entries), which other transports may take into their tables. */
 int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len);
 int nbr_am_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len);
 int nbr_am_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic, const void *src,
@@ -66,32 +129,71 @@ int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *c
 int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
                uint64_t *old);
 void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v);
-long nbr_am_outstanding(void); /* tokens in flight, all windows (tests) */
-/* Packed transfers of noncontiguous data (layout.h; paper 004 §III-A): the target's layout in
- * wire form (lay, laylen bytes, at most 4096) and `total` bytes of packed stream, split into
- * messages the target scatters (put), gathers (get) or applies (accumulate, whole elements;
- * `res` receives the old contents when not NULL). The origin's side is a cursor over its buffer;
- * `contig`: its buffer is the stream itself. */
-typedef struct {
-    const char *buf;
-    const nbr_run_t *run;
-    int nrun, contig;
-    int64_t extent, count, ebytes;
-    MPI_Datatype pair; /* results of a padded pair type: written field by field */
-    MPI_Aint pext;     /* its extent, or 0 */
-} nbr_am_side_t;
 int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
-                      const nbr_am_side_t *src, int64_t total);
+                      const nbr_tp_side_t *src, int64_t total);
 int nbr_am_get_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
-                      const nbr_am_side_t *dst, int64_t total);
+                      const nbr_tp_side_t *dst, int64_t total);
 int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
-                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_am_side_t *src,
-                      const nbr_am_side_t *res, int64_t total);
-/* Requests issued so far, and how many were packed (tests: a transpose is one message, not a
- * million). */
-extern unsigned long nbr_am_sent, nbr_am_sent_packed;
-/* Copy rank r's region table (dynamic windows) into w->t[r].rcache; waits for the replies. */
+                      MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_tp_side_t *src,
+                      const nbr_tp_side_t *res, int64_t total);
 int nbr_am_regions(nbr_win_t *w, int r);
+
+/* ---- the UCX transport (ucx.c; built unless make UCX=0) ------------------------------------- */
+
+#ifndef NBR_HAVE_UCX
+#define NBR_HAVE_UCX 0
+#endif
+/* Dynamic windows over UCX: the packed key of the owner's region holding an address, fetched
+ * with an am request (at most NBR_UCX_KEY_MAX bytes) and served by the owner's ucx.c. */
+#define NBR_UCX_KEY_MAX 2048
+int nbr_am_rkey(nbr_win_t *w, int r, uint64_t addr, void *buf, size_t cap, size_t *len,
+                uint64_t *base, uint64_t *size);
+int nbr_ucx_rkey_serve(nbr_win_t *w, uint64_t addr, void *buf, size_t cap, size_t *len,
+                       uint64_t *base, uint64_t *size);
+#if NBR_HAVE_UCX
+extern const nbr_tp_ops_t nbr_tp_ucx_ops;
+extern int nbr_ucx_on; /* windows with ucx pairs exist, or were created (its worker runs) */
+#endif
+/* NBRMA_NET for a window whose group spans nodes: NBR_NET_AM or NBR_NET_UCX wanted, "auto"
+ * (UCX where it reaches the peer, else am), or -1 and a reason in why. */
+enum { NBR_NET_WANT_AUTO = -2 };
+int nbr_tp_net_select(const char *net, char *why, size_t n);
+/* A window's pairs on other nodes get their transport (win.c, collective over comm, after the
+ * peers' descriptors are known and before any RMA): UCX set-up and key exchange when wanted.
+ * Returns an MPI error class (and the reason in why) that the caller agrees on. */
+int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n);
+void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
+/* Dynamic windows: a region attached / detached (UCX registers it). */
+int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size);
+void nbr_tp_detach(nbr_win_t *w, const void *base);
+/* Start completing what is outstanding toward r (or everyone) on transports that complete on
+ * request (w->unordered: ucx's endpoint flushes). */
+void nbr_tp_flush(nbr_win_t *w, int r);
+/* Free: whether what a transport sends without counting it (ucx's notifications) has landed;
+ * asks for it when not. The free barrier waits for it before its notices go out. */
+int nbr_tp_settled(nbr_win_t *w);
+/* Counters by transport (tests: the bytes went through UCX, not am). */
+typedef struct {
+    unsigned long puts, gets, amos, flushes, bytes_put, bytes_got;
+} nbr_ucx_stats_t;
+extern nbr_ucx_stats_t nbr_ucx_stats;
+/* What nbrma-settings prints about UCX: its version, and (verbose) the transports toward a peer
+ * and the RDMA devices libibverbs sees. */
+void nbr_ucx_describe(void *stream, int verbose);
+/* The RDMA devices libibverbs sees and their ports (verbs.c; loaded at run time). */
+void nbr_rdma_devices(void *stream);
+
+/* The remote-only operations (the caller knows the pair is remote). */
+static inline const nbr_tp_ops_t *nbr_tp_of(const nbr_win_t *w, int r)
+{
+    return nbr_tp_table[w->t[r].net];
+}
+static inline int nbr_tp_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
+                             nbr_tp_cell_t *c, uint64_t *old)
+{
+    return nbr_tp_of(w, r)->amo(w, r, word, op, a, b, c, old);
+}
+
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
@@ -138,7 +240,7 @@ static inline void nbr_tp_amo_nr(nbr_win_t *w, int r, int word, int op, uint64_t
             __atomic_store_n(nbr_tp_word(w, r, word), a, __ATOMIC_RELEASE);
         return;
     }
-    nbr_am_amo(w, r, word, op, a, 0, NULL, NULL);
+    nbr_tp_table[w->t[r].net]->amo(w, r, word, op, a, 0, NULL, NULL);
 }
 
 static inline void nbr_tp_notify(nbr_win_t *w, int r, int slot, uint64_t v)
@@ -148,7 +250,7 @@ static inline void nbr_tp_notify(nbr_win_t *w, int r, int slot, uint64_t v)
         __atomic_store_n(slot == NBR_NS_POSTED ? &p->posted : &p->completed, v, __ATOMIC_RELEASE);
         return;
     }
-    nbr_am_notify(w, r, slot, v);
+    nbr_tp_table[w->t[r].net]->notify(w, r, slot, v);
 }
 
 /* I reached fence `no` with my preceding epoch complete: shm peers read my own counter; remote
@@ -162,7 +264,7 @@ static inline void nbr_tp_fence_signal(nbr_win_t *w, uint64_t no)
     if (NBR_UNLIKELY(w->nremote))
         for (int r = 0; r < w->size; r++)
             if (nbr_tp_remote(&w->t[r]))
-                nbr_am_notify(w, r, NBR_NS_FENCE, no);
+                nbr_tp_table[w->t[r].net]->notify(w, r, NBR_NS_FENCE, no);
 }
 
 static inline uint64_t nbr_tp_fence_seen(nbr_win_t *w, int r)
@@ -176,21 +278,27 @@ static inline int nbr_tp_put(nbr_win_t *w, int r, MPI_Aint off, const void *src,
 {
     if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
         return nbr_shm_write(w, r, off, src, len);
-    return nbr_am_put(w, r, off, src, len);
+    return nbr_tp_table[w->t[r].net]->put(w, r, off, src, len);
 }
 
 static inline int nbr_tp_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
 {
     if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
         return nbr_shm_read(w, r, off, dst, len);
-    return nbr_am_get(w, r, off, dst, len);
+    return nbr_tp_table[w->t[r].net]->get(w, r, off, dst, len);
 }
 
-/* Nothing the window issued toward r (or anyone: NBR_FLUSH_ALL) is outstanding. */
-static inline int nbr_tp_quiet(const nbr_win_t *w, int r)
+/* Nothing the window issued toward r (or anyone: NBR_FLUSH_ALL) is outstanding. When something
+ * is and a transport completes operations only when asked (RDMA), ask it: every wait for
+ * completion polls this. */
+static inline int nbr_tp_quiet(nbr_win_t *w, int r)
 {
-    return r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE) == 0
-                              : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE) == 0;
+    if ((r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
+                            : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) == 0)
+        return 1;
+    if (NBR_UNLIKELY(w->unordered))
+        nbr_tp_flush(w, r);
+    return 0;
 }
 
 #endif

@@ -1,0 +1,1081 @@
+/* ucx.c — the UCX transport: RDMA put/get and remote atomics between nodes through UCP.
+ *
+ * UCX drives InfiniBand and RoCE (rc, dc, ud through libibverbs), Cray and other networks, and
+ * runs here over shared memory (posix/sysv + cma) and TCP with the same UCP calls; MPICH's ch4,
+ * Open MPI's osc/ucx and OSHMEM reach RDMA hardware the same way (issue 22).
+ *
+ * One UCP context and worker per process, created with the first window that wants UCX (features
+ * RMA and AMO64); endpoints to a peer when a window first pairs two ranks of different nodes
+ * (worker addresses travel with the window's key exchange, endpoints are cached per process).
+ * Window memory is registered with ucp_mem_map (create: the user's buffer; allocate: the memory
+ * allocated for it; dynamic: each region at MPI_Win_attach), and so is each rank's control block
+ * (the lock words of 001 §2.3 and the PSCW/fence counters of 000 §VII-B). Packed keys are
+ * exchanged at creation and unpacked once per pair; a dynamic window's region keys are fetched
+ * from the owner on a miss (an am request), as its region table is.
+ *
+ *   put/get       ucp_put_nbx / ucp_get_nbx of contiguous bytes (rma.c walks derived types into
+ *                 contiguous pieces; small noncontiguous blocks go packed over am, rma.c).
+ *   control words UCP AMO64: ADD, SWAP, CSWAP; the conditional add of a reader/writer try is a
+ *                 CSWAP loop (guess, compare, retry with what came back); releases that want no
+ *                 result are non-fetching ADDs.
+ *   notifications a non-fetching ADD of the difference to the peer's counter (monotonic: two
+ *                 notifications in flight may land in any order and still sum right).
+ *   accumulates   through am (the target's CPU, under its accumulate lock): MPI-3.1 §11.7.1 makes
+ *                 concurrent accumulates to one location with the same basic type atomic whatever
+ *                 their operations, and a node's load/store peers apply theirs with the CPU under
+ *                 that lock, so a NIC atomic serving one of them would not be atomic with the
+ *                 others. One path for every accumulate of a location.
+ *   completion    a get or a fetching atomic is complete when its callback ran (the data is here,
+ *                 so the target's memory is no longer read); a put or a non-fetching atomic when
+ *                 a ucp_ep_flush_nbx issued after it completed — nbr_tp_quiet starts the flush
+ *                 (nbr_tp_flush) for what is outstanding toward the pair.
+ *   ordering      none between operations of a pair (RDMA): the window is `unordered`, so a
+ *                 closing epoch waits for its operations' completion before its lock release,
+ *                 done notification or fence arrival goes out (epoch.c, remote_done).
+ *   progress      ucp_worker_progress in step 1 of the engine (nbr_tp_progress) and so in the
+ *                 progress thread: over TCP, UCX emulates RMA with active messages that need the
+ *                 target's worker to progress.
+ *   atomics mode  UCX_ATOMIC_MODE=cpu unless the user set it: a node's load/store peers take the
+ *                 same lock words with CPU atomics, so UCX's atomics must be atomic with those
+ *                 (device atomics of a NIC are not, in general).
+ *
+ * Every entry point runs under libnbrma's big lock (or in a process with one thread), so the
+ * worker is UCS_THREAD_MODE_SERIALIZED. */
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+#include "nbr.h"
+#include "transport/tp.h"
+
+int nbr_ucx_on;
+nbr_ucx_stats_t nbr_ucx_stats;
+
+static ucp_context_h ctx;
+static ucp_worker_h worker;
+static int ucx_state; /* 0: not tried, 1: running, -1: failed (ucx_why says why) */
+static char ucx_why[256];
+static ucp_address_t *my_addr;
+static size_t my_addr_len;
+static ucp_ep_h *eps; /* per world rank */
+static int nworld;
+static long outstanding; /* operations whose callback has not run, flushes included */
+
+/* ---- per window and per pair ---------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t base, size; /* the owner's address range */
+    ucp_rkey_h key;
+} ucx_rreg_t;
+
+typedef struct {
+    ucp_ep_h ep;
+    ucp_rkey_h wkey, ckey; /* window memory (static flavors), control block */
+    uint64_t wbase, cbase;
+    long unflushed;   /* puts and non-fetching atomics since the last flush started */
+    long notes;       /* notifications since then (not in tp_out: nbr_ucx_settled) */
+    int dirty;        /* on the window's dirty list */
+    uint64_t sent[4]; /* notifications: the last value sent per slot (NBR_NS_*) */
+    uint64_t guess[2]; /* the last value seen of each control word (the CSWAP loop's guess) */
+    ucx_rreg_t *rr;    /* dynamic windows: the owner's regions whose keys we fetched */
+    int nrr, caprr;
+} ucx_pair_t;
+
+typedef struct {
+    void *base;
+    MPI_Aint size;
+    ucp_mem_h mem;
+    void *packed;
+    size_t plen;
+} ucx_lreg_t;
+
+typedef struct {
+    ucp_mem_h wmem, cmem;
+    ucx_pair_t *pair; /* by rank */
+    int *dirty, ndirty;
+    long notes_flushing; /* notifications whose flush is in flight */
+    ucx_lreg_t *lr; /* dynamic: my attached regions' registrations */
+    int nlr, caplr;
+} ucx_win_t;
+
+/* ---- operations in flight -------------------------------------------------------------------- */
+
+enum { OP_PUT = 1, OP_GET, OP_AMO, OP_AMO_NR, OP_NOTIFY, OP_FLUSH };
+/* What an operation's end settles: nothing (a put or non-fetching atomic: its flush completes
+ * it; a notification), one of tp_out (a get, a fetching atomic), n of tp_out (a flush), a lock
+ * try (tp_tries). */
+enum { ACCT_NONE = 0, ACCT_OUT, ACCT_FLUSH, ACCT_TRY };
+
+typedef struct ucx_op {
+    int kind;
+    nbr_win_t *w;
+    int rank;
+    int acct;    /* what its end settles: ACCT_* */
+    nbr_req_t *req;
+    nbr_tp_cell_t *cell;
+    long n;     /* OP_FLUSH: the operations it completes */
+    long notes; /* OP_FLUSH: the notifications it completes */
+    /* atomics: operand, reply (CSWAP: the new value in, the old out) */
+    uint64_t operand, reply;
+    int amo, word; /* NBR_AMO_*, NBR_W_* */
+    int reading;   /* a conditional add's read of the word (cadd_again) */
+    uint64_t a, b; /* its arguments (CADD retries) */
+    struct ucx_op *next;
+} ucx_op_t;
+
+static ucx_op_t *op_free, *retry_head;
+
+static ucx_op_t *op_new(nbr_win_t *w, int rank, int kind, int acct)
+{
+    ucx_op_t *o = op_free;
+    if (o)
+        op_free = o->next;
+    else if (!(o = malloc(sizeof *o)))
+        return NULL;
+    *o = (ucx_op_t){.kind = kind, .w = w, .rank = rank, .acct = acct};
+    /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY):
+     * the RMA operations of a call, not its synchronization. */
+    if (kind == OP_PUT || kind == OP_GET) {
+        if (!w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
+            w->got_req = w->op_req;
+        if ((o->req = w->op_req)) {
+            nbr_req_ref(o->req);
+            o->req->tp_pending++;
+        }
+    }
+    outstanding++;
+    return o;
+}
+
+static void op_release(ucx_op_t *o)
+{
+    outstanding--;
+    o->next = op_free;
+    op_free = o;
+}
+
+static int status_class(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK:
+        return MPI_SUCCESS;
+    case UCS_ERR_INVALID_ADDR:
+    case UCS_ERR_OUT_OF_RANGE:
+        return MPI_ERR_RMA_RANGE;
+    case UCS_ERR_NO_MEMORY:
+        return MPI_ERR_NO_MEM;
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+static void note_error(nbr_win_t *w, int rank, const char *what, ucs_status_t st)
+{
+    if (w && w->tp_err == MPI_SUCCESS)
+        w->tp_err = status_class(st);
+    if (nbr_cfg.VERBOSE)
+        fprintf(stderr, "libnbrma (ucx): %s toward rank %d failed: %s\n", what, rank,
+                ucs_status_string(st));
+}
+
+static void tp_out_add(nbr_win_t *w, int rank, long n)
+{
+    __atomic_store_n(&w->t[rank].tp_out, w->t[rank].tp_out + n, __ATOMIC_RELEASE);
+    __atomic_store_n(&w->tp_out, w->tp_out + n, __ATOMIC_RELEASE);
+}
+
+/* The end of an operation: its window's accounting, its request, its cell. */
+static void op_done(ucx_op_t *o, ucs_status_t st)
+{
+
+    nbr_win_t *w = o->w;
+    int err = status_class(st);
+    if (st != UCS_OK)
+        note_error(w, o->rank,
+                   o->kind == OP_PUT   ? "a put"
+                   : o->kind == OP_GET ? "a get"
+                   : o->kind == OP_FLUSH ? "a flush"
+                                         : "an atomic",
+                   st);
+    if (o->cell)
+        *o->cell = (nbr_tp_cell_t){.state = NBR_CELL_READY, .err = err, .val = o->reply};
+    if (o->req) {
+        nbr_req_op_done(o->req, err);
+        nbr_req_release(o->req);
+    }
+    if (o->acct == ACCT_FLUSH) {
+        tp_out_add(w, o->rank, -o->n);
+        ((ucx_win_t *)w->tp)->notes_flushing -= o->notes;
+    }
+    else if (o->acct == ACCT_OUT)
+        tp_out_add(w, o->rank, -1);
+    else if (o->acct == ACCT_TRY)
+        w->tp_tries--;
+    op_release(o);
+}
+
+static void pair_dirty(nbr_win_t *w, int rank)
+{
+    ucx_win_t *uw = w->tp;
+    ucx_pair_t *p = &uw->pair[rank];
+    p->unflushed++;
+    tp_out_add(w, rank, 1);
+    if (!p->dirty) {
+        p->dirty = 1;
+        uw->dirty[uw->ndirty++] = rank;
+    }
+}
+
+/* ---- callbacks ------------------------------------------------------------------------------- */
+
+/* A conditional add (add a unless a bit of b is set) is a loop of CSWAPs from a guess of the
+ * word's value: a CSWAP that found the guess did the add; one that found a masked bit set is a
+ * refusal (old value returned); otherwise again from what it found. A guess with a masked bit
+ * set is never swapped from (that CSWAP would add to a busy word): a fetching ADD of 0 reads the
+ * word first (o->reading). Returns 1 when the loop goes on (ucx_progress issues the next step:
+ * nothing is posted from inside a callback), 0 when the result is in o->reply. */
+static int cadd_again(ucx_op_t *o)
+{
+    ucx_pair_t *p = &((ucx_win_t *)o->w->tp)->pair[o->rank];
+    uint64_t seen = o->reply;
+    if (!o->reading && seen == o->operand) { /* swapped: the add is done */
+        p->guess[o->word] = seen + o->a;
+        return 0;
+    }
+    p->guess[o->word] = seen;
+    if (seen & o->b)
+        return 0; /* refused: the caller sees the busy bits in the old value */
+    o->reading = 0;
+    o->operand = seen;
+    o->next = retry_head;
+    retry_head = o;
+    return 1;
+}
+
+static void cb_send(void *request, ucs_status_t st, void *user)
+{
+    ucx_op_t *o = user;
+    ucp_request_free(request);
+    if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && st == UCS_OK && cadd_again(o))
+        return;
+    op_done(o, st);
+}
+
+/* An operation UCP returned: complete now (NULL), failed, or in flight (its callback ends it). */
+static int launched(ucx_op_t *o, ucs_status_ptr_t s)
+{
+    if (s == NULL) {
+        if (o->kind == OP_AMO && o->amo == NBR_AMO_CADD && cadd_again(o))
+            return MPI_SUCCESS;
+        op_done(o, UCS_OK);
+        return MPI_SUCCESS;
+    }
+    if (UCS_PTR_IS_ERR(s)) {
+        int cls = status_class(UCS_PTR_STATUS(s));
+        op_done(o, UCS_PTR_STATUS(s));
+        return cls;
+    }
+    return MPI_SUCCESS;
+}
+
+static ucp_request_param_t send_param(ucx_op_t *o)
+{
+    return (ucp_request_param_t){.op_attr_mask =
+                                     UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                                 .cb.send = cb_send,
+                                 .user_data = o};
+}
+
+/* ---- addresses ------------------------------------------------------------------------------- */
+
+static void ucx_flush(nbr_win_t *w, int r);
+
+/* Dynamic windows: the key of rank r's region holding address a, and how many of len bytes from
+ * a it holds (an access may span regions attached back to back: the caller splits). From the
+ * pair's cache, else fetched from the owner (an am request, answered there by
+ * nbr_ucx_rkey_serve). */
+static int dyn_key(nbr_win_t *w, int r, uint64_t a, uint64_t len, ucp_rkey_h *key, uint64_t *n)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    for (int i = 0; i < p->nrr; i++)
+        if (a >= p->rr[i].base && a - p->rr[i].base < p->rr[i].size) {
+            uint64_t room = p->rr[i].size - (a - p->rr[i].base);
+            *key = p->rr[i].key;
+            *n = len < room ? len : room;
+            return MPI_SUCCESS;
+        }
+    char buf[NBR_UCX_KEY_MAX];
+    size_t kl = 0;
+    uint64_t base = 0, size = 0;
+    int rc = nbr_am_rkey(w, r, a, buf, sizeof buf, &kl, &base, &size);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!(a >= base && a - base < size))
+        return MPI_ERR_RMA_RANGE;
+    ucp_rkey_h k;
+    if (ucp_ep_rkey_unpack(p->ep, buf, &k) != UCS_OK)
+        return MPI_ERR_OTHER;
+    /* Keys of regions detached since and overlapping this one go (none is in use: a flush
+     * first). */
+    for (int i = 0; i < p->nrr;)
+        if (p->rr[i].base < base + size && base < p->rr[i].base + p->rr[i].size) {
+            ucx_flush(w, r);
+            ucp_rkey_destroy(p->rr[i].key);
+            p->rr[i] = p->rr[--p->nrr];
+        } else {
+            i++;
+        }
+    if (p->nrr == p->caprr) {
+        int cap = p->caprr ? 2 * p->caprr : 8;
+        ucx_rreg_t *nr = realloc(p->rr, (size_t)cap * sizeof *nr);
+        if (!nr) {
+            ucp_rkey_destroy(k);
+            return MPI_ERR_NO_MEM;
+        }
+        p->rr = nr;
+        p->caprr = cap;
+    }
+    p->rr[p->nrr++] = (ucx_rreg_t){.base = base, .size = size, .key = k};
+    uint64_t room = size - (a - base);
+    *key = k;
+    *n = len < room ? len : room;
+    return MPI_SUCCESS;
+}
+
+/* Where the next piece of an access of len bytes at window displacement off goes: its remote
+ * address, key and length. */
+static int where(nbr_win_t *w, int r, MPI_Aint off, size_t len, uint64_t *ra, ucp_rkey_h *key,
+                 size_t *n)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        uint64_t m;
+        *ra = (uint64_t)off;
+        int rc = dyn_key(w, r, (uint64_t)off, len, key, &m);
+        *n = (size_t)m;
+        return rc;
+    }
+    *ra = p->wbase + (uint64_t)off;
+    *key = p->wkey;
+    *n = len;
+    return *key ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+}
+
+/* ---- the origin's operations ----------------------------------------------------------------- */
+
+static int xfer(nbr_win_t *w, int r, MPI_Aint off, char *buf, size_t len, int write)
+{
+    while (len > 0) {
+        uint64_t ra;
+        ucp_rkey_h key;
+        size_t n;
+        int rc = where(w, r, off, len, &ra, &key, &n);
+        if (rc != MPI_SUCCESS)
+            return nbr_err(w, "libnbrma (ucx)", rc,
+                           "no registered memory of rank %d holds %zu bytes at %#lx", r, len,
+                           (unsigned long)off);
+        ucx_op_t *o = op_new(w, r, write ? OP_PUT : OP_GET, write ? ACCT_NONE : ACCT_OUT);
+        if (!o)
+            return nbr_err(w, "libnbrma (ucx)", MPI_ERR_NO_MEM, "out of memory for a transfer");
+        ucp_request_param_t prm = send_param(o);
+        ucp_ep_h ep = ((ucx_win_t *)w->tp)->pair[r].ep;
+        if (write) {
+            pair_dirty(w, r);
+            nbr_ucx_stats.puts++;
+            nbr_ucx_stats.bytes_put += n;
+            rc = launched(o, ucp_put_nbx(ep, buf, n, ra, key, &prm));
+        } else {
+            tp_out_add(w, r, 1);
+            nbr_ucx_stats.gets++;
+            nbr_ucx_stats.bytes_got += n;
+            rc = launched(o, ucp_get_nbx(ep, buf, n, ra, key, &prm));
+        }
+        if (rc != MPI_SUCCESS)
+            return nbr_err(w, "libnbrma (ucx)", rc, "a %s of %zu bytes %s rank %d failed",
+                           write ? "put" : "get", n, write ? "to" : "from", r);
+        off += (MPI_Aint)n;
+        buf += n;
+        len -= n;
+    }
+    return MPI_SUCCESS;
+}
+
+static int ucx_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
+{
+    return xfer(w, r, off, (char *)src, len, 1);
+}
+
+static int ucx_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
+{
+    return xfer(w, r, off, dst, len, 0);
+}
+
+static uint64_t word_addr(const ucx_pair_t *p, int word)
+{
+    return p->cbase + (word == NBR_W_LOCK ? offsetof(nbr_ctl_t, lock) : offsetof(nbr_ctl_t, global));
+}
+
+/* Issue (or reissue: a conditional add's next guess) the atomic of o. */
+static int amo_issue(ucx_op_t *o)
+{
+    nbr_win_t *w = o->w;
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[o->rank];
+    ucp_request_param_t prm = send_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.datatype = ucp_dt_make_contig(8);
+    ucp_atomic_op_t op;
+    const uint64_t *buf = &o->operand;
+    nbr_ucx_stats.amos++;
+    switch (o->kind == OP_AMO_NR ? -1 : o->amo) {
+    case -1: /* non-fetching add */
+        op = UCP_ATOMIC_OP_ADD;
+        break;
+    case NBR_AMO_FADD:
+    case NBR_AMO_SWAP:
+        op = o->amo == NBR_AMO_FADD ? UCP_ATOMIC_OP_ADD : UCP_ATOMIC_OP_SWAP;
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = &o->reply;
+        break;
+    default: /* CAS: compare b, new a; CADD: compare the guess (operand), new guess + a */
+        if (o->amo == NBR_AMO_CADD && (o->operand & o->b)) {
+            o->reading = 1; /* never swap from a busy guess: read the word */
+            o->operand = 0;
+            op = UCP_ATOMIC_OP_ADD;
+            prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            prm.reply_buffer = &o->reply;
+            break;
+        }
+        op = UCP_ATOMIC_OP_CSWAP;
+        o->reply = o->amo == NBR_AMO_CAS ? o->a : o->operand + o->a;
+        if (o->amo == NBR_AMO_CAS)
+            o->operand = o->b;
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = &o->reply;
+        break;
+    }
+    return launched(o, ucp_atomic_op_nbx(p->ep, op, buf, 1, word_addr(p, o->word), p->ckey, &prm));
+}
+
+static int ucx_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
+                   nbr_tp_cell_t *c, uint64_t *old)
+{
+    if (c && c->state == NBR_CELL_READY) {
+        c->state = NBR_CELL_IDLE;
+        if (c->err != MPI_SUCCESS && !w->tp_err)
+            w->tp_err = c->err;
+        *old = c->val;
+        return 1;
+    }
+    if (c && c->state == NBR_CELL_PENDING)
+        return 0;
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    int nr = !c && op == NBR_AMO_FADD;
+    ucx_op_t *o = op_new(w, r, nr ? OP_AMO_NR : OP_AMO, nr ? ACCT_NONE : c ? ACCT_TRY : ACCT_OUT);
+    if (!o) {
+        if (!w->tp_err)
+            w->tp_err = MPI_ERR_NO_MEM;
+        return 0;
+    }
+    o->cell = c;
+    o->amo = op;
+    o->word = word;
+    o->a = a;
+    o->b = b;
+    if (nr) {
+        o->operand = a;
+        pair_dirty(w, r);
+    } else {
+        o->operand = op == NBR_AMO_CADD ? p->guess[word] : a;
+        if (c) {
+            *c = (nbr_tp_cell_t){.state = NBR_CELL_PENDING};
+            w->tp_tries++;
+        } else {
+            tp_out_add(w, r, 1);
+        }
+    }
+    if (amo_issue(o) != MPI_SUCCESS && c)
+        *c = (nbr_tp_cell_t){0}; /* the error is in w->tp_err; the try is repeated */
+    if (c && c->state == NBR_CELL_READY) /* completed at once */
+        return ucx_amo(w, r, word, op, a, b, c, old);
+    return 0;
+}
+
+static void ucx_notify(nbr_win_t *w, int r, int slot, uint64_t v)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    uint64_t delta = v - p->sent[slot];
+    if (!delta)
+        return;
+    p->sent[slot] = v;
+    static const size_t at[4] = {offsetof(nbr_peer_ctr_t, posted),
+                                 offsetof(nbr_peer_ctr_t, completed),
+                                 offsetof(nbr_peer_ctr_t, fence), offsetof(nbr_peer_ctr_t, freed)};
+    uint64_t ra = p->cbase + sizeof(nbr_ctl_t) + (uint64_t)w->rank * sizeof(nbr_peer_ctr_t) +
+                  at[slot];
+    /* A PSCW post or done id, or a fence arrival: not counted in tp_out — nothing waits for
+     * its arrival (as am sends a done notification without a token) but the window's free,
+     * which settles them first (nbr_ucx_settled) while every peer still serves. The FREED
+     * notice is a fetching add, counted: its reply is sent when the peer applied it, so waiting
+     * for it after the free barrier needs nothing more of a peer that may have moved on. */
+    const int freed = slot == NBR_NS_FREED;
+    ucx_op_t *o = op_new(w, r, freed ? OP_AMO : OP_NOTIFY, freed ? ACCT_OUT : ACCT_NONE);
+    if (!o) {
+        if (!w->tp_err)
+            w->tp_err = MPI_ERR_NO_MEM;
+        return;
+    }
+    o->operand = delta;
+    o->amo = NBR_AMO_FADD;
+    ucp_request_param_t prm = send_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.datatype = ucp_dt_make_contig(8);
+    if (freed) {
+        tp_out_add(w, r, 1);
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = &o->reply;
+    } else {
+        ucx_win_t *uw = w->tp;
+        p->notes++;
+        if (!p->dirty) {
+            p->dirty = 1;
+            uw->dirty[uw->ndirty++] = r;
+        }
+    }
+    nbr_ucx_stats.amos++;
+    (void)launched(o, ucp_atomic_op_nbx(p->ep, UCP_ATOMIC_OP_ADD, &o->operand, 1, ra, p->ckey,
+                                        &prm));
+}
+
+/* Complete what is outstanding toward r (or every pair): a flush of each dirty pair's endpoint
+ * covers its puts and non-fetching atomics issued so far. */
+static void flush_pair(nbr_win_t *w, int r)
+{
+    ucx_win_t *uw = w->tp;
+    ucx_pair_t *p = &uw->pair[r];
+    if (!p->unflushed && !p->notes)
+        return;
+    ucx_op_t *o = op_new(w, r, OP_FLUSH, ACCT_FLUSH);
+    if (!o)
+        return; /* tried again at the next poll */
+    o->n = p->unflushed;
+    o->notes = p->notes;
+    uw->notes_flushing += p->notes;
+    p->unflushed = p->notes = 0;
+    nbr_ucx_stats.flushes++;
+    ucp_request_param_t prm = send_param(o);
+    (void)launched(o, ucp_ep_flush_nbx(p->ep, &prm));
+}
+
+static void ucx_flush(nbr_win_t *w, int r)
+{
+    ucx_win_t *uw = w->tp;
+    if (!uw)
+        return;
+    if (r != NBR_FLUSH_ALL) {
+        if (w->t[r].net == NBR_NET_UCX)
+            flush_pair(w, r);
+        return;
+    }
+    for (int i = 0; i < uw->ndirty; i++) {
+        flush_pair(w, uw->dirty[i]);
+        uw->pair[uw->dirty[i]].dirty = 0;
+    }
+    uw->ndirty = 0;
+}
+
+/* Before the free barrier's notices: every notification of the window flushed (each peer still
+ * serves then: it waits for this rank's notice). 1 when nothing is left. */
+int nbr_ucx_settled(nbr_win_t *w)
+{
+    ucx_win_t *uw = w->tp;
+    if (!uw)
+        return 1;
+    ucx_flush(w, NBR_FLUSH_ALL);
+    return uw->notes_flushing == 0;
+}
+
+long nbr_ucx_outstanding(void)
+{
+    return outstanding;
+}
+
+void nbr_ucx_progress(void)
+{
+    if (!worker)
+        return;
+    unsigned n;
+    while ((n = ucp_worker_progress(worker)))
+        nbr_tp_served += n;
+    while (retry_head) {
+        ucx_op_t *o = retry_head;
+        retry_head = o->next;
+        (void)amo_issue(o);
+    }
+}
+
+/* ---- set-up ---------------------------------------------------------------------------------- */
+
+/* One agreement among the window's ranks (as win.c's): the largest error class, or success. */
+static int agree(MPI_Comm comm, int rc)
+{
+    int cls = rc == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER, worst = MPI_ERR_OTHER;
+    if (rc != MPI_SUCCESS && PMPI_Error_class(rc, &cls) != MPI_SUCCESS)
+        cls = MPI_ERR_OTHER;
+    MPI_Request q;
+    if (PMPI_Iallreduce(&cls, &worst, 1, MPI_INT, MPI_MAX, comm, &q) != MPI_SUCCESS ||
+        nbr_wait_req(&q) != MPI_SUCCESS)
+        return rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+    return rc != MPI_SUCCESS ? rc : worst;
+}
+
+static int ucx_start(void)
+{
+    if (ucx_state)
+        return ucx_state > 0;
+    ucx_state = -1;
+    /* UCX's variables for this context: NBRMA_UCX_<NAME> where set (libnbrma's context only),
+     * else UCX_<NAME> (which the MPI library's own UCX reads too). */
+    ucp_config_t *cfg;
+    ucs_status_t st = ucp_config_read("NBRMA", NULL, &cfg);
+    if (st != UCS_OK) {
+        snprintf(ucx_why, sizeof ucx_why, "ucp_config_read: %s", ucs_status_string(st));
+        return 0;
+    }
+    /* A node's load/store peers use CPU atomics on the same words (the file's comment). */
+    if (!getenv("UCX_ATOMIC_MODE") && !getenv("NBRMA_UCX_ATOMIC_MODE"))
+        (void)ucp_config_modify(cfg, "ATOMIC_MODE", "cpu");
+    ucp_params_t prm = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+                        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
+                        .mt_workers_shared = 0};
+    st = ucp_init(&prm, cfg, &ctx);
+    ucp_config_release(cfg);
+    if (st != UCS_OK) {
+        snprintf(ucx_why, sizeof ucx_why, "ucp_init: %s", ucs_status_string(st));
+        return 0;
+    }
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SERIALIZED};
+    if ((st = ucp_worker_create(ctx, &wp, &worker)) != UCS_OK ||
+        (st = ucp_worker_get_address(worker, &my_addr, &my_addr_len)) != UCS_OK) {
+        snprintf(ucx_why, sizeof ucx_why, "ucp_worker_create: %s", ucs_status_string(st));
+        if (worker)
+            ucp_worker_destroy(worker);
+        worker = NULL;
+        ucp_cleanup(ctx);
+        ctx = NULL;
+        return 0;
+    }
+    ucx_state = 1;
+    nbr_ucx_on = 1;
+    return 1;
+}
+
+static ucp_ep_h ep_to(int wrank, const void *addr)
+{
+    if (!eps && (PMPI_Comm_size(MPI_COMM_WORLD, &nworld) != MPI_SUCCESS ||
+                 !(eps = calloc((size_t)nworld, sizeof *eps))))
+        return NULL;
+    if (wrank < 0 || wrank >= nworld)
+        return NULL;
+    if (eps[wrank])
+        return eps[wrank];
+    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                          .address = (const ucp_address_t *)addr};
+    if (ucp_ep_create(worker, &ep, &eps[wrank]) != UCS_OK)
+        eps[wrank] = NULL;
+    static int shown;
+    if (eps[wrank] && nbr_cfg.VERBOSE && !shown++) { /* what carries the traffic */
+        fprintf(stderr, "libnbrma (ucx): the endpoint toward world rank %d:\n", wrank);
+        ucp_ep_print_info(eps[wrank], stderr);
+    }
+    return eps[wrank];
+}
+
+static int mem_map(void *base, size_t len, ucp_mem_h *mem, void **packed, size_t *plen)
+{
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                             UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                               .address = base,
+                               .length = len};
+    if (ucp_mem_map(ctx, &mp, mem) != UCS_OK)
+        return 0;
+    if (ucp_rkey_pack(ctx, *mem, packed, plen) != UCS_OK) {
+        ucp_mem_unmap(ctx, *mem);
+        *mem = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/* What each rank sends the others at window creation: whether it can, its worker address and
+ * its packed keys (the window memory's, the control block's), then the bytes. */
+typedef struct {
+    int32_t ok;
+    uint32_t alen, wlen, clen;
+    uint64_t wbase, cbase;
+} ucx_card_t;
+
+static size_t ctl_len(const nbr_win_t *w)
+{
+    return sizeof(nbr_ctl_t) + (size_t)w->size * sizeof(nbr_peer_ctr_t);
+}
+
+int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t nwhy)
+{
+    ucx_win_t *uw = calloc(1, sizeof *uw);
+    ucx_card_t card = {0};
+    void *wpk = NULL, *cpk = NULL;
+    size_t wlen = 0, clen = 0;
+    if (uw && (uw->pair = calloc((size_t)w->size, sizeof *uw->pair)) &&
+        (uw->dirty = calloc((size_t)w->size, sizeof *uw->dirty)) && ucx_start()) {
+        int ok = mem_map(w->ctl, ctl_len(w), &uw->cmem, &cpk, &clen);
+        if (ok && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->bytes > 0)
+            ok = mem_map(w->base, (size_t)w->bytes, &uw->wmem, &wpk, &wlen);
+        card = (ucx_card_t){.ok = ok,
+                            .alen = (uint32_t)my_addr_len,
+                            .wlen = (uint32_t)wlen,
+                            .clen = (uint32_t)clen,
+                            .wbase = (uint64_t)(uintptr_t)w->base,
+                            .cbase = (uint64_t)(uintptr_t)w->ctl};
+        if (!ok)
+            snprintf(ucx_why, sizeof ucx_why, "ucp_mem_map of the window's memory failed");
+    }
+    w->tp = uw;
+    size_t mine = sizeof card + (card.ok ? card.alen + card.wlen + card.clen : 0);
+    int *len = calloc((size_t)w->size, sizeof *len), *at = calloc((size_t)w->size, sizeof *at);
+    char *me = malloc(mine), *all = NULL;
+    int rc = agree(comm, len && at && me ? MPI_SUCCESS : MPI_ERR_NO_MEM);
+    if (rc != MPI_SUCCESS) {
+        free(len), free(at), free(me);
+        if (wpk)
+            ucp_rkey_buffer_release(wpk);
+        if (cpk)
+            ucp_rkey_buffer_release(cpk);
+        snprintf(why, nwhy, "out of memory exchanging UCX keys");
+        return rc;
+    }
+    {
+        memcpy(me, &card, sizeof card);
+        if (card.ok) {
+            memcpy(me + sizeof card, my_addr, card.alen);
+            if (wlen)
+                memcpy(me + sizeof card + card.alen, wpk, wlen);
+            memcpy(me + sizeof card + card.alen + wlen, cpk, clen);
+        }
+    }
+    int n = (int)mine;
+    MPI_Request q;
+    /* Collective whatever happened here: every rank takes the same path. */
+    if (PMPI_Iallgather(&n, 1, MPI_INT, len, 1, MPI_INT, comm, &q) != MPI_SUCCESS ||
+        nbr_wait_req(&q) != MPI_SUCCESS)
+        rc = MPI_ERR_OTHER;
+    long total = 0;
+    for (int r = 0; r < w->size; r++) {
+        at[r] = (int)total;
+        total += len[r];
+    }
+    if (rc == MPI_SUCCESS && total > INT32_MAX)
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && !(all = malloc((size_t)total)))
+        rc = MPI_ERR_NO_MEM;
+    rc = agree(comm, rc);
+    if (rc == MPI_SUCCESS &&
+        (PMPI_Iallgatherv(me, n, MPI_BYTE, all, len, at, MPI_BYTE, comm, &q) != MPI_SUCCESS ||
+         nbr_wait_req(&q) != MPI_SUCCESS))
+        rc = MPI_ERR_OTHER;
+    if (wpk)
+        ucp_rkey_buffer_release(wpk);
+    if (cpk)
+        ucp_rkey_buffer_release(cpk);
+    /* Each pair on another node: UCX when both ends could and the keys unpack. */
+    for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
+        nbr_target_t *t = &w->t[r];
+        if (t->net != NBR_NET_AM)
+            continue;
+        ucx_card_t c;
+        memcpy(&c, all + at[r], sizeof c);
+        const char *b = all + at[r] + sizeof c;
+        ucx_pair_t *p = &uw->pair[r];
+        int ok = card.ok && c.ok && (p->ep = ep_to(t->wrank, b)) &&
+                 ucp_ep_rkey_unpack(p->ep, b + c.alen + c.wlen, &p->ckey) == UCS_OK &&
+                 (!c.wlen || ucp_ep_rkey_unpack(p->ep, b + c.alen, &p->wkey) == UCS_OK);
+        if (!ok) {
+            if (want == NBR_NET_UCX) {
+                snprintf(why, nwhy,
+                         "NBRMA_NET=ucx, but UCX cannot reach rank %d from rank %d (%s): check "
+                         "UCX_TLS / UCX_NET_DEVICES, or set NBRMA_NET=am (or auto)",
+                         r, w->rank,
+                         !card.ok ? (ucx_why[0] ? ucx_why : "UCX did not start here")
+                         : !c.ok  ? "UCX did not start there"
+                         : !p->ep ? "no endpoint"
+                                  : "its memory keys do not unpack");
+                rc = MPI_ERR_OTHER;
+            }
+            continue;
+        }
+        p->wbase = c.wbase;
+        p->cbase = c.cbase;
+        t->net = NBR_NET_UCX;
+        w->unordered = 1;
+    }
+    free(len), free(at), free(me), free(all);
+    if (rc != MPI_SUCCESS && !why[0])
+        snprintf(why, nwhy, "exchanging UCX worker addresses and memory keys failed");
+    return rc;
+}
+
+/* After the free barrier: my operations are complete (the barrier waited for them, and for my
+ * notifications: nbr_ucx_settled), then the keys and registrations go. */
+void nbr_ucx_win_teardown(nbr_win_t *w)
+{
+    ucx_win_t *uw = w->tp;
+    if (!uw)
+        return;
+    w->tp = NULL;
+    w->unordered = 0;
+    /* The FREED notices' replies (the free barrier waited for everything else; they were sent
+     * when the peers applied the notices) before the keys go. */
+    long spins = 0;
+    w->tp = uw;
+    while (worker && __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)) {
+        nbr_ucx_progress();
+        if (__atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE))
+            nbr_wait_step(&spins);
+    }
+    w->tp = NULL;
+    for (int r = 0; uw->pair && r < w->size; r++) {
+        ucx_pair_t *p = &uw->pair[r];
+        if (p->wkey)
+            ucp_rkey_destroy(p->wkey);
+        if (p->ckey)
+            ucp_rkey_destroy(p->ckey);
+        for (int i = 0; i < p->nrr; i++)
+            ucp_rkey_destroy(p->rr[i].key);
+        free(p->rr);
+        if (w->t[r].net == NBR_NET_UCX)
+            w->t[r].net = NBR_NET_AM;
+    }
+    if (uw->wmem)
+        ucp_mem_unmap(ctx, uw->wmem);
+    if (uw->cmem)
+        ucp_mem_unmap(ctx, uw->cmem);
+    for (int i = 0; i < uw->nlr; i++) {
+        ucp_rkey_buffer_release(uw->lr[i].packed);
+        ucp_mem_unmap(ctx, uw->lr[i].mem);
+    }
+    free(uw->lr);
+    free(uw->pair);
+    free(uw->dirty);
+    free(uw);
+}
+
+/* ---- dynamic windows ------------------------------------------------------------------------- */
+
+int nbr_ucx_attach(nbr_win_t *w, void *base, MPI_Aint size)
+{
+    ucx_win_t *uw = w->tp;
+    if (!uw || size <= 0 || ucx_state <= 0)
+        return MPI_SUCCESS;
+    if (uw->nlr == uw->caplr) {
+        int cap = uw->caplr ? 2 * uw->caplr : 8;
+        ucx_lreg_t *n = realloc(uw->lr, (size_t)cap * sizeof *n);
+        if (!n)
+            return MPI_ERR_NO_MEM;
+        uw->lr = n;
+        uw->caplr = cap;
+    }
+    ucx_lreg_t *l = &uw->lr[uw->nlr];
+    *l = (ucx_lreg_t){.base = base, .size = size};
+    if (!mem_map(base, (size_t)size, &l->mem, &l->packed, &l->plen))
+        return MPI_ERR_NO_MEM;
+    uw->nlr++;
+    return MPI_SUCCESS;
+}
+
+void nbr_ucx_detach(nbr_win_t *w, const void *base)
+{
+    ucx_win_t *uw = w->tp;
+    for (int i = 0; uw && i < uw->nlr; i++)
+        if (uw->lr[i].base == base) {
+            ucp_rkey_buffer_release(uw->lr[i].packed);
+            ucp_mem_unmap(ctx, uw->lr[i].mem);
+            uw->lr[i] = uw->lr[--uw->nlr];
+            return;
+        }
+}
+
+/* The owner's side of a key fetch (am.c's K_RKEY): the packed key of my region holding addr. */
+int nbr_ucx_rkey_serve(nbr_win_t *w, uint64_t addr, void *buf, size_t cap, size_t *len,
+                       uint64_t *base, uint64_t *size)
+{
+    ucx_win_t *uw = w->tp;
+    for (int i = 0; uw && i < uw->nlr; i++) {
+        uint64_t b = (uint64_t)(uintptr_t)uw->lr[i].base, s = (uint64_t)uw->lr[i].size;
+        if (addr >= b && addr - b < s) {
+            if (uw->lr[i].plen > cap)
+                return MPI_ERR_INTERN;
+            memcpy(buf, uw->lr[i].packed, uw->lr[i].plen);
+            *len = uw->lr[i].plen;
+            *base = b;
+            *size = s;
+            return MPI_SUCCESS;
+        }
+    }
+    return MPI_ERR_RMA_RANGE;
+}
+
+/* A barrier of every process of the job that keeps this process's worker serving while it
+ * waits (a peer's endpoint close needs our answers). */
+static void serving_barrier(void)
+{
+    MPI_Request b;
+    int done = 0;
+    if (PMPI_Ibarrier(MPI_COMM_WORLD, &b) != MPI_SUCCESS)
+        return;
+    while (!done) {
+        if (worker)
+            ucp_worker_progress(worker);
+        if (PMPI_Test(&b, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return;
+        if (!done)
+            sched_yield();
+    }
+}
+
+/* MPI_Finalize, in every process (collective: it is): first every process stops issuing (a
+ * barrier), then all endpoints close in flush mode while every peer serves, then a second
+ * barrier — nobody destroys its worker while a peer's close still needs it (over TCP a worker
+ * that vanished first made its peers' closes time out, and UCX report the endpoint failed). */
+void nbr_ucx_finalize(void)
+{
+    NBR_ENTER();
+    int any = ucx_state > 0, all = 0;
+    if (PMPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS || !all) {
+        NBR_LEAVE();
+        return; /* no process ran UCX (every process answers the same) */
+    }
+    serving_barrier();
+    int open = 0;
+    ucs_status_ptr_t *cl = calloc((size_t)(nworld ? nworld : 1), sizeof *cl);
+    for (int r = 0; cl && eps && r < nworld; r++)
+        if (eps[r]) {
+            ucp_request_param_t prm = {.op_attr_mask = 0};
+            cl[r] = ucp_ep_close_nbx(eps[r], &prm);
+            if (cl[r] && UCS_PTR_IS_ERR(cl[r]))
+                cl[r] = NULL;
+            open += cl[r] != NULL;
+        }
+    while (open) {
+        ucp_worker_progress(worker);
+        open = 0;
+        for (int r = 0; r < nworld; r++)
+            if (cl[r]) {
+                if (ucp_request_check_status(cl[r]) != UCS_INPROGRESS) {
+                    ucp_request_free(cl[r]);
+                    cl[r] = NULL;
+                } else {
+                    open++;
+                }
+            }
+        if (open)
+            sched_yield();
+    }
+    free(cl);
+    serving_barrier();
+    free(eps);
+    eps = NULL;
+    while (op_free) {
+        ucx_op_t *o = op_free;
+        op_free = o->next;
+        free(o);
+    }
+    if (ucx_state > 0) {
+        ucp_worker_release_address(worker, my_addr);
+        ucp_worker_destroy(worker);
+        ucp_cleanup(ctx);
+    }
+    worker = NULL;
+    ctx = NULL;
+    ucx_state = 0;
+    nbr_ucx_on = 0;
+    NBR_LEAVE();
+}
+
+/* ---- what nbrma-settings says ---------------------------------------------------------------- */
+
+void nbr_ucx_describe(void *stream, int verbose)
+{
+    FILE *f = stream;
+    unsigned maj, min, rel;
+    ucp_get_version(&maj, &min, &rel);
+    fprintf(f, "UCX: built with %d.%d, running %u.%u.%u (%s); NBRMA_NET=%s\n", UCP_API_MAJOR,
+            UCP_API_MINOR, maj, min, rel, ucp_get_version_string(), nbr_cfg.NET);
+    /* NBRMA_UCX_<NAME> steers libnbrma's context alone; UCX_<NAME> also the MPI library's. */
+    const char *v[] = {"UCX_TLS", "UCX_NET_DEVICES", "UCX_ATOMIC_MODE"};
+    for (int i = 0; i < 3; i++) {
+        char own[64];
+        snprintf(own, sizeof own, "NBRMA_%s", v[i]);
+        fprintf(f, "  %s=%s", v[i], getenv(v[i]) ? getenv(v[i]) : "(unset)");
+        if (getenv(own))
+            fprintf(f, "  %s=%s (libnbrma's UCX)", own, getenv(own));
+        fputc('\n', f);
+    }
+    if (!verbose)
+        return;
+    if (!ucx_start()) {
+        fprintf(f, "UCX does not start here: %s\n", ucx_why);
+    } else {
+        /* The transports toward a peer: an endpoint to a second worker of this process over
+         * the same resources stands for one (UCX's `self` transport serves only a worker's own
+         * endpoints; a peer on another node may see other devices). */
+        ucp_ep_h ep = NULL;
+        ucp_worker_h other = NULL;
+        ucp_address_t *oaddr = NULL;
+        size_t olen = 0;
+        ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                                  .thread_mode = UCS_THREAD_MODE_SINGLE};
+        ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS};
+        if (ucp_worker_create(ctx, &wp, &other) == UCS_OK &&
+            ucp_worker_get_address(other, &oaddr, &olen) == UCS_OK &&
+            (ep_p.address = oaddr, ucp_ep_create(worker, &ep_p, &ep) == UCS_OK)) {
+            fprintf(f, "UCX transports toward a peer (an endpoint to another worker here):\n");
+            ucp_ep_print_info(ep, f);
+            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                       .flags = UCP_EP_CLOSE_FLAG_FORCE};
+            ucs_status_ptr_t s = ucp_ep_close_nbx(ep, &prm);
+            while (s && !UCS_PTR_IS_ERR(s) && ucp_request_check_status(s) == UCS_INPROGRESS)
+                ucp_worker_progress(worker);
+            if (s && !UCS_PTR_IS_ERR(s))
+                ucp_request_free(s);
+        }
+        if (oaddr)
+            ucp_worker_release_address(other, oaddr);
+        if (other)
+            ucp_worker_destroy(other);
+    }
+    nbr_rdma_devices(f);
+}
+
+/* ---- the table ------------------------------------------------------------------------------- */
+
+const nbr_tp_ops_t nbr_tp_ucx_ops = {
+    .name = "ucx",
+    .ordered = 0,
+    .put = ucx_put,
+    .get = ucx_get,
+    /* Accumulates, compare-and-swap and packed transfers: the target's CPU (the file's comment;
+     * packed: one message per 16 KiB instead of one RDMA operation per small block). */
+    .acc = nbr_am_acc,
+    .cas = nbr_am_cas,
+    .amo = ucx_amo,
+    .notify = ucx_notify,
+    .put_packed = nbr_am_put_packed,
+    .get_packed = nbr_am_get_packed,
+    .acc_packed = nbr_am_acc_packed,
+    .regions = nbr_am_regions,
+    .flush = ucx_flush,
+};

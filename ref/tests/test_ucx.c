@@ -1,0 +1,94 @@
+/* test_ucx.c — the bytes go through the transport NBRMA_NET names (issue 22): 2 ranks on two
+ * virtual nodes (NBRMA_RANKS_PER_NODE=1). Rank 0 puts 1 MiB into rank 1's window, flushes, gets
+ * it back and takes and releases locks; the per-transport counters (nbr_ucx_stats: UCP puts,
+ * gets, atomics, flushes and their bytes; nbr_am_sent: active-message requests) must show the
+ * data on UCX and not on am with NBRMA_NET=ucx, and the reverse with NBRMA_NET=am. Accumulates
+ * go through am under both (the target's CPU: one path per location, MPI-3.1 §11.7.1), which
+ * is checked too. The data must be right either way. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nbrma.h"
+#include "tap.h"
+#include "transport/tp.h"
+
+#define BYTES (1 << 20)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    tap_init(MPI_COMM_WORLD);
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const char *rpn = getenv("NBRMA_RANKS_PER_NODE"), *net = getenv("NBRMA_NET");
+    if (!rpn || strcmp(rpn, "1") != 0 || n != 2 || !net)
+        tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
+    const int ucx = strcmp(net, "ucx") == 0;
+    MPIX_Nbrma_set_impl("ref");
+    tap_plan(6);
+    char *base;
+    MPI_Win win;
+    MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    memset(base, 0, BYTES);
+    char *src = malloc(BYTES), *back = malloc(BYTES);
+    for (int i = 0; i < BYTES; i++)
+        src[i] = (char)(i * 7 + 3);
+    memset(back, 0, BYTES);
+    MPI_Barrier(MPI_COMM_WORLD);
+    nbr_ucx_stats_t u0 = nbr_ucx_stats;
+    unsigned long a0 = nbr_am_sent, a1 = 0;
+    int ok_data = 1;
+    long sum = 0, one = 1;
+    if (me == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Put(src, BYTES, MPI_BYTE, 1, 0, BYTES, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+        MPI_Get(back, BYTES, MPI_BYTE, 1, 0, BYTES, MPI_BYTE, win);
+        MPI_Win_unlock(1, win);
+        ok_data = memcmp(src, back, BYTES) == 0;
+        a1 = nbr_am_sent;
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        MPI_Accumulate(&one, 1, MPI_LONG, 1, BYTES - 8, 1, MPI_LONG, MPI_SUM, win);
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 1)
+        memcpy(&sum, base + BYTES - 8, sizeof sum);
+    MPI_Bcast(&sum, 1, MPI_LONG, 1, MPI_COMM_WORLD);
+    nbr_ucx_stats_t u1 = nbr_ucx_stats;
+    unsigned long put = u1.bytes_put - u0.bytes_put, got = u1.bytes_got - u0.bytes_got,
+                  amos = u1.amos - u0.amos, am_data = a1 - a0, am_acc = nbr_am_sent - a1;
+    if (me == 0) {
+        tap_ok(ok_data, "1 MiB put, flushed, read back whole (NBRMA_NET=%s)", net);
+        if (ucx) {
+            tap_ok(put == BYTES && got == BYTES, "UCX carried the put and the get: %lu and %lu "
+                                                 "bytes",
+                   put, got);
+            tap_ok(u1.flushes > u0.flushes, "the flush was a UCP endpoint flush (%lu)",
+                   u1.flushes - u0.flushes);
+            tap_ok(amos >= 2, "the lock and its release were UCP atomics (%lu)", amos);
+            tap_ok(am_data == 0, "no active message carried the data or the locks (%lu)",
+                   am_data);
+        } else {
+            tap_ok(put == 0 && got == 0, "UCX carried nothing (%lu, %lu bytes)", put, got);
+            tap_ok(u1.flushes == u0.flushes, "no UCP flush");
+            tap_ok(amos == 0, "no UCP atomic");
+            tap_ok(am_data >= 2, "active messages carried the data and the locks (%lu requests)",
+                   am_data);
+        }
+        long was;
+        memcpy(&was, src + BYTES - 8, sizeof was);
+        tap_ok(am_acc >= 1 && sum == was + 1, "the accumulate went through am (%lu requests) and "
+                                              "landed (%ld, %ld + 1 expected)",
+               am_acc, sum, was);
+    } else {
+        for (int i = 0; i < 6; i++)
+            tap_ok(1, "rank 1 serves");
+    }
+    MPI_Win_free(&win);
+    free(src), free(back);
+    int rc = tap_done();
+    MPI_Finalize();
+    return rc;
+}
