@@ -7,7 +7,10 @@
  *   3. windows created and freed by several threads at once, each on its own communicator;
  *   4. visibility: rank 0 locks rank 1, accumulates, unlocks, then tells rank 1 by message; rank
  *      1 must already see the increment (MPI_Win_unlock completes it at the target, §11.5.3) —
- *      run with NBRMA_ASYNC_PROGRESS=1 too, where a progress thread runs the engine.
+ *      run with NBRMA_ASYNC_PROGRESS=1 too, where a progress thread runs the engine;
+ *   5. noncontiguous accumulates from every thread inside one lock_all epoch, more in flight
+ *      toward one target than an origin may have (across nodes the origin then waits for
+ *      credit, letting the other threads in): each must land with its own bytes.
  * Skipped (TAP SKIP) when the MPI library does not provide MPI_THREAD_MULTIPLE. */
 #include <pthread.h>
 
@@ -83,6 +86,28 @@ static void *churn(void *arg)
         t->lost += *b != conf_left() + 1;
         conf_win_free(&w);
     }
+    return NULL;
+}
+
+/* 5. Strided accumulates (every other int, on both sides) into the thread's own slots of the
+ * right neighbour, flushed only at the end. */
+#define NACC 200 /* per thread: more than libnbrma's 64 requests in flight toward one process */
+#define ASTRIDE 16
+static MPI_Datatype every_other;
+static void *strided(void *arg)
+{
+    thr_t *t = arg;
+    int *src = malloc(NACC * ASTRIDE * sizeof *src);
+    if (!src)
+        tap_bail_out("out of memory");
+    for (int i = 0; i < NACC * ASTRIDE; i++)
+        src[i] = i % 2 ? -1 : (conf_rank * NT + t->id) * 1000000 + i;
+    for (int i = 0; i < NACC; i++)
+        MPI_Accumulate(src + i * ASTRIDE, 1, every_other, conf_right(),
+                       (MPI_Aint)(t->id * NACC + i) * ASTRIDE, 1, every_other, MPI_REPLACE,
+                       t->win);
+    MPI_Win_flush(conf_right(), t->win);
+    free(src);
     return NULL;
 }
 
@@ -190,5 +215,36 @@ int main(int argc, char **argv)
     conf_win_free(&win);
     tap_is_long(late, 0, "%d accumulates were visible at the target when their unlock's message "
                          "arrived", 4 * iters);
+
+    /* 5 */
+    int *ints;
+    MPI_Type_vector(ASTRIDE / 2, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    conf_win_allocate(NT * NACC * ASTRIDE * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &ints, &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
+    memset(ints, 0, NT * NACC * ASTRIDE * sizeof(int));
+    MPI_Win_unlock(conf_rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    for (int i = 0; i < NT; i++) {
+        t[i].win = win;
+        t[i].id = i;
+    }
+    conf_run_threads(strided, t, sizeof *t, NT);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, conf_rank, 0, win);
+    wrong = 0;
+    for (int k = 0; k < NT; k++)
+        for (int i = 0; i < NACC * ASTRIDE; i++) {
+            int want = i % 2 ? 0 : (conf_left() * NT + k) * 1000000 + i;
+            wrong += ints[k * NACC * ASTRIDE + i] != want;
+        }
+    MPI_Win_unlock(conf_rank, win);
+    conf_win_free(&win);
+    MPI_Type_free(&every_other);
+    tap_is_long(wrong, 0, "%d threads x %d strided accumulates in one lock_all epoch, unflushed: "
+                          "every int where it belongs", NT, NACC);
     return conf_done();
 }

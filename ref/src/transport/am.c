@@ -540,7 +540,10 @@ static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
         .kind = (uint32_t)kind, .win = (uint32_t)w->t[rank].amid, .from = w->rank, .tok = AM_NOTOK};
 }
 
-/* A request with a token: credit, token, send; on failure the token completes with the error. */
+/* A request with a token: credit, token, send; on failure the token completes with the error.
+ * Waiting for the credit may release the big lock (nbr_wait_step): p and p2 must not be shared
+ * buffers a caller filled before it — take the credit first (credit_wait returns at once when
+ * one is free, and nothing between it and issue releases the lock). */
 static int issue(nbr_win_t *w, int rank, am_hdr_t *h, const void *p, size_t n, const void *p2,
                  size_t n2, void *dst, nbr_tp_cell_t *cell)
 {
@@ -729,7 +732,7 @@ static const char *side_bytes(const nbr_am_side_t *sd, nbr_lay_cur_t *c, int64_t
 int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
                       const nbr_am_side_t *src, int64_t total)
 {
-    static char piece[AM_EAGER]; /* under the big lock */
+    static char piece[AM_EAGER]; /* under the big lock, filled after the credit wait */
     nbr_lay_cur_t c;
     side_cursor(src, &c);
     const int64_t eager = AM_EAGER - (int64_t)laylen;
@@ -742,6 +745,9 @@ int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         if (n <= eager || total < AM_PACK_RNDV) {
             n = n < eager ? n : eager;
             h.len = (uint64_t)n;
+            /* The credit first: waiting for it lets other threads in (nbr_wait_step), and they
+             * pack into `piece` too — it must be filled after the last such point. */
+            credit_wait(w->t[r].wrank);
             rc = issue(w, r, &h, lay, laylen, side_bytes(src, &c, pos, piece, n), (size_t)n, NULL,
                        NULL);
             continue;
@@ -818,7 +824,7 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
                       MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_am_side_t *src,
                       const nbr_am_side_t *res, int64_t total)
 {
-    static char piece[AM_EAGER]; /* under the big lock */
+    static char piece[AM_EAGER]; /* under the big lock, filled after the credit wait */
     int64_t budget = AM_EAGER - (int64_t)laylen;
     budget -= budget % ext; /* whole elements: the target applies the operation per element */
     if (nbr_op_index(op) < 0 || nbr_dtype_index(basic) < 0 || budget <= 0)
@@ -839,6 +845,7 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         h.type = nbr_dtype_index(basic);
         n = total - pos < budget ? total - pos : budget;
         h.len = (uint64_t)n;
+        credit_wait(w->t[r].wrank); /* before `piece` is filled: see nbr_am_put_packed */
         const char *data = src && op != MPI_NO_OP ? side_bytes(src, &c, pos, piece, n) : NULL;
         rc = issue(w, r, &h, lay, laylen, data, data ? (size_t)n : 0,
                    res && !job ? (char *)res->buf + pos : NULL, NULL);
