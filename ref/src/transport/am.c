@@ -503,14 +503,31 @@ static void tok_done(uint32_t i, int err, uint64_t val)
     free_tok = i;
 }
 
-/* Wait for a credit toward `peer` (serving others meanwhile: they may be waiting for us). */
-static void credit_wait(int peer)
+/* A wait inside a call that is issuing operations on w. nbr_wait_step lets the big lock go, and
+ * another thread may then issue on w too: the call's request context (rma.c's NBR_R_ENTRY: the
+ * R-variant's request its tokens complete; epoch.c's replay_one: the recorded call's) is this
+ * thread's. Left in w, the other thread's tokens joined this call's request, and an R-variant of
+ * the other thread, returning, cleared it, so this call's later tokens made no request and its
+ * MPI_Rget completed at birth, before its data arrived. Put aside for the wait, so the other
+ * thread sees a window with no call running, and taken back after. */
+static void issue_wait_step(nbr_win_t *w, long *spins)
+{
+    int want = w->want_req;
+    nbr_req_t *got = w->got_req, *op = w->op_req;
+    w->want_req = 0, w->got_req = NULL, w->op_req = NULL;
+    nbr_wait_step(spins);
+    w->want_req = want, w->got_req = got, w->op_req = op;
+}
+
+/* Wait for a credit toward `peer` (serving others meanwhile: they may be waiting for us), for
+ * a call issuing on w. */
+static void credit_wait(nbr_win_t *w, int peer)
 {
     long spins = 0;
     while (credits[peer] >= AM_CREDITS) {
         nbr_am_progress();
         if (credits[peer] >= AM_CREDITS)
-            nbr_wait_step(&spins);
+            issue_wait_step(w, &spins);
     }
 }
 
@@ -547,7 +564,7 @@ static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
 static int issue(nbr_win_t *w, int rank, am_hdr_t *h, const void *p, size_t n, const void *p2,
                  size_t n2, void *dst, nbr_tp_cell_t *cell)
 {
-    credit_wait(w->t[rank].wrank);
+    credit_wait(w, w->t[rank].wrank);
     uint32_t tok;
     int rc = tok_new(w, rank, dst, cell, &tok);
     if (rc != MPI_SUCCESS)
@@ -594,7 +611,7 @@ int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
 static int rndv_get(nbr_win_t *w, int r, am_hdr_t *h, const void *lay, size_t laylen, char *into,
                     size_t n, struct am_unpack *job, int64_t pos)
 {
-    credit_wait(w->t[r].wrank);
+    credit_wait(w, w->t[r].wrank);
     uint32_t tok;
     int rc = tok_new(w, r, NULL, NULL, &tok);
     if (rc != MPI_SUCCESS) {
@@ -747,7 +764,7 @@ int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
             h.len = (uint64_t)n;
             /* The credit first: waiting for it lets other threads in (nbr_wait_step), and they
              * pack into `piece` too — it must be filled after the last such point. */
-            credit_wait(w->t[r].wrank);
+            credit_wait(w, w->t[r].wrank);
             rc = issue(w, r, &h, lay, laylen, side_bytes(src, &c, pos, piece, n), (size_t)n, NULL,
                        NULL);
             continue;
@@ -845,7 +862,7 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         h.type = nbr_dtype_index(basic);
         n = total - pos < budget ? total - pos : budget;
         h.len = (uint64_t)n;
-        credit_wait(w->t[r].wrank); /* before `piece` is filled: see nbr_am_put_packed */
+        credit_wait(w, w->t[r].wrank); /* before `piece` is filled: see nbr_am_put_packed */
         const char *data = src && op != MPI_NO_OP ? side_bytes(src, &c, pos, piece, n) : NULL;
         rc = issue(w, r, &h, lay, laylen, data, data ? (size_t)n : 0,
                    res && !job ? (char *)res->buf + pos : NULL, NULL);
@@ -890,7 +907,7 @@ static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t
     while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
         nbr_am_progress();
         if (c.state == NBR_CELL_PENDING)
-            nbr_wait_step(&spins);
+            issue_wait_step(w, &spins); /* inside an RMA call's range check */
     }
     if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
         return rc;
