@@ -7,7 +7,12 @@
  *   3. windows created and freed by several threads at once, each on its own communicator;
  *   4. visibility: rank 0 locks rank 1, accumulates, unlocks, then tells rank 1 by message; rank
  *      1 must already see the increment (MPI_Win_unlock completes it at the target, §11.5.3) —
- *      run with NBRMA_ASYNC_PROGRESS=1 too, where a progress thread runs the engine.
+ *      run with NBRMA_ASYNC_PROGRESS=1 too, where a progress thread runs the engine;
+ *   5. noncontiguous accumulates from every thread inside one lock_all epoch, more in flight
+ *      toward one target than an origin may have (across nodes the origin then waits for
+ *      credit, letting the other threads in): each must land with its own bytes;
+ *   6. request-based gets from every thread inside one lock_all epoch, as many in flight: when
+ *      MPI_Wait returns, the data is in the buffer (MPI-3.1 §11.3.5).
  * Skipped (TAP SKIP) when the MPI library does not provide MPI_THREAD_MULTIPLE. */
 #include <pthread.h>
 
@@ -83,6 +88,56 @@ static void *churn(void *arg)
         t->lost += *b != conf_left() + 1;
         conf_win_free(&w);
     }
+    return NULL;
+}
+
+/* 5. Strided accumulates (every other int, on both sides) into the thread's own slots of the
+ * right neighbour, flushed only at the end. */
+#define NACC 200 /* per thread: more than libnbrma's 64 requests in flight toward one process */
+#define ASTRIDE 16
+static MPI_Datatype every_other;
+static void *strided(void *arg)
+{
+    thr_t *t = arg;
+    int *src = malloc(NACC * ASTRIDE * sizeof *src);
+    if (!src)
+        tap_bail_out("out of memory");
+    for (int i = 0; i < NACC * ASTRIDE; i++)
+        src[i] = i % 2 ? -1 : (conf_rank * NT + t->id) * 1000000 + i;
+    for (int i = 0; i < NACC; i++)
+        MPI_Accumulate(src + i * ASTRIDE, 1, every_other, conf_right(),
+                       (MPI_Aint)(t->id * NACC + i) * ASTRIDE, 1, every_other, MPI_REPLACE,
+                       t->win);
+    MPI_Win_flush(conf_right(), t->win);
+    free(src);
+    return NULL;
+}
+
+/* 6. Rgets of the right neighbour's slots, all issued, then each completed and checked at once. */
+static void *rgets(void *arg)
+{
+    thr_t *t = arg;
+    long *dst = malloc(NACC * sizeof *dst);
+    MPI_Request *rq = malloc(NACC * sizeof *rq);
+    if (!dst || !rq)
+        tap_bail_out("out of memory");
+    /* Each tested as soon as it is issued (a request completed too early shows before its data
+     * can have arrived), the rest waited for. */
+    for (int i = 0; i < NACC; i++) {
+        int done = 0;
+        dst[i] = -1;
+        MPI_Rget(dst + i, 1, MPI_LONG, conf_right(), t->id * NACC + i, 1, MPI_LONG, t->win,
+                 rq + i);
+        MPI_Test(rq + i, &done, MPI_STATUS_IGNORE);
+        if (done)
+            t->stale += dst[i] != (long)conf_right() * 100000 + t->id * NACC + i;
+    }
+    for (int i = 0; i < NACC; i++)
+        if (rq[i] != MPI_REQUEST_NULL) {
+            MPI_Wait(rq + i, MPI_STATUS_IGNORE);
+            t->stale += dst[i] != (long)conf_right() * 100000 + t->id * NACC + i;
+        }
+    free(dst), free(rq);
     return NULL;
 }
 
@@ -190,5 +245,60 @@ int main(int argc, char **argv)
     conf_win_free(&win);
     tap_is_long(late, 0, "%d accumulates were visible at the target when their unlock's message "
                          "arrived", 4 * iters);
+
+    /* 5 */
+    int *ints;
+    MPI_Type_vector(ASTRIDE / 2, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    conf_win_allocate(NT * NACC * ASTRIDE * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &ints, &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
+    memset(ints, 0, NT * NACC * ASTRIDE * sizeof(int));
+    MPI_Win_unlock(conf_rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    for (int i = 0; i < NT; i++) {
+        t[i].win = win;
+        t[i].id = i;
+    }
+    conf_run_threads(strided, t, sizeof *t, NT);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, conf_rank, 0, win);
+    wrong = 0;
+    for (int k = 0; k < NT; k++)
+        for (int i = 0; i < NACC * ASTRIDE; i++) {
+            int want = i % 2 ? 0 : (conf_left() * NT + k) * 1000000 + i;
+            wrong += ints[k * NACC * ASTRIDE + i] != want;
+        }
+    MPI_Win_unlock(conf_rank, win);
+    conf_win_free(&win);
+    MPI_Type_free(&every_other);
+    tap_is_long(wrong, 0, "%d threads x %d strided accumulates in one lock_all epoch, unflushed: "
+                          "every int where it belongs", NT, NACC);
+
+    /* 6 */
+    conf_win_allocate(NT * NACC * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &base, &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, conf_rank, 0, win);
+    for (int i = 0; i < NT * NACC; i++)
+        base[i] = (long)conf_rank * 100000 + i;
+    MPI_Win_unlock(conf_rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    for (int i = 0; i < NT; i++) {
+        t[i].win = win;
+        t[i].id = i;
+        t[i].stale = 0;
+    }
+    conf_run_threads(rgets, t, sizeof *t, NT);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    conf_win_free(&win);
+    stale = 0;
+    for (int i = 0; i < NT; i++)
+        stale += t[i].stale;
+    tap_is_long(stale, 0, "%d threads x %d MPI_Rget in one lock_all epoch: each buffer holds its "
+                          "data when MPI_Wait returns", NT, NACC);
     return conf_done();
 }

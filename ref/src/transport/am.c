@@ -504,14 +504,31 @@ static void tok_done(uint32_t i, int err, uint64_t val)
     free_tok = i;
 }
 
-/* Wait for a credit toward `peer` (serving others meanwhile: they may be waiting for us). */
-static void credit_wait(int peer)
+/* A wait inside a call that is issuing operations on w. nbr_wait_step lets the big lock go, and
+ * another thread may then issue on w too: the call's request context (rma.c's NBR_R_ENTRY: the
+ * R-variant's request its tokens complete; epoch.c's replay_one: the recorded call's) is this
+ * thread's. Left in w, the other thread's tokens joined this call's request, and an R-variant of
+ * the other thread, returning, cleared it, so this call's later tokens made no request and its
+ * MPI_Rget completed at birth, before its data arrived. Put aside for the wait, so the other
+ * thread sees a window with no call running, and taken back after. */
+static void issue_wait_step(nbr_win_t *w, long *spins)
+{
+    int want = w->want_req;
+    nbr_req_t *got = w->got_req, *op = w->op_req;
+    w->want_req = 0, w->got_req = NULL, w->op_req = NULL;
+    nbr_wait_step(spins);
+    w->want_req = want, w->got_req = got, w->op_req = op;
+}
+
+/* Wait for a credit toward `peer` (serving others meanwhile: they may be waiting for us), for
+ * a call issuing on w. */
+static void credit_wait(nbr_win_t *w, int peer)
 {
     long spins = 0;
     while (credits[peer] >= AM_CREDITS) {
         nbr_am_progress();
         if (credits[peer] >= AM_CREDITS)
-            nbr_wait_step(&spins);
+            issue_wait_step(w, &spins);
     }
 }
 
@@ -541,11 +558,14 @@ static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
         .kind = (uint32_t)kind, .win = (uint32_t)w->t[rank].amid, .from = w->rank, .tok = AM_NOTOK};
 }
 
-/* A request with a token: credit, token, send; on failure the token completes with the error. */
+/* A request with a token: credit, token, send; on failure the token completes with the error.
+ * Waiting for the credit may release the big lock (nbr_wait_step): p and p2 must not be shared
+ * buffers a caller filled before it — take the credit first (credit_wait returns at once when
+ * one is free, and nothing between it and issue releases the lock). */
 static int issue(nbr_win_t *w, int rank, am_hdr_t *h, const void *p, size_t n, const void *p2,
                  size_t n2, void *dst, nbr_tp_cell_t *cell)
 {
-    credit_wait(w->t[rank].wrank);
+    credit_wait(w, w->t[rank].wrank);
     uint32_t tok;
     int rc = tok_new(w, rank, dst, cell, &tok);
     if (rc != MPI_SUCCESS)
@@ -592,7 +612,7 @@ int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
 static int rndv_get(nbr_win_t *w, int r, am_hdr_t *h, const void *lay, size_t laylen, char *into,
                     size_t n, struct am_unpack *job, int64_t pos)
 {
-    credit_wait(w->t[r].wrank);
+    credit_wait(w, w->t[r].wrank);
     uint32_t tok;
     int rc = tok_new(w, r, NULL, NULL, &tok);
     if (rc != MPI_SUCCESS) {
@@ -730,7 +750,7 @@ static const char *side_bytes(const nbr_tp_side_t *sd, nbr_lay_cur_t *c, int64_t
 int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
                       const nbr_tp_side_t *src, int64_t total)
 {
-    static char piece[AM_EAGER]; /* under the big lock */
+    static char piece[AM_EAGER]; /* under the big lock, filled after the credit wait */
     nbr_lay_cur_t c;
     side_cursor(src, &c);
     const int64_t eager = AM_EAGER - (int64_t)laylen;
@@ -743,6 +763,9 @@ int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         if (n <= eager || total < AM_PACK_RNDV) {
             n = n < eager ? n : eager;
             h.len = (uint64_t)n;
+            /* The credit first: waiting for it lets other threads in (nbr_wait_step), and they
+             * pack into `piece` too — it must be filled after the last such point. */
+            credit_wait(w, w->t[r].wrank);
             rc = issue(w, r, &h, lay, laylen, side_bytes(src, &c, pos, piece, n), (size_t)n, NULL,
                        NULL);
             continue;
@@ -819,7 +842,7 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
                       MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_tp_side_t *src,
                       const nbr_tp_side_t *res, int64_t total)
 {
-    static char piece[AM_EAGER]; /* under the big lock */
+    static char piece[AM_EAGER]; /* under the big lock, filled after the credit wait */
     int64_t budget = AM_EAGER - (int64_t)laylen;
     budget -= budget % ext; /* whole elements: the target applies the operation per element */
     if (nbr_op_index(op) < 0 || nbr_dtype_index(basic) < 0 || budget <= 0)
@@ -840,6 +863,7 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         h.type = nbr_dtype_index(basic);
         n = total - pos < budget ? total - pos : budget;
         h.len = (uint64_t)n;
+        credit_wait(w, w->t[r].wrank); /* before `piece` is filled: see nbr_am_put_packed */
         const char *data = src && op != MPI_NO_OP ? side_bytes(src, &c, pos, piece, n) : NULL;
         rc = issue(w, r, &h, lay, laylen, data, data ? (size_t)n : 0,
                    res && !job ? (char *)res->buf + pos : NULL, NULL);
@@ -884,7 +908,7 @@ static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t
     while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
         nbr_am_progress();
         if (c.state == NBR_CELL_PENDING)
-            nbr_wait_step(&spins);
+            issue_wait_step(w, &spins); /* inside an RMA call's range check */
     }
     if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
         return rc;
