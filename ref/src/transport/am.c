@@ -920,17 +920,18 @@ static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t
 int nbr_am_rkey(nbr_win_t *w, int r, uint64_t addr, void *buf, size_t cap, size_t *len,
                 uint64_t *base, uint64_t *size)
 {
-    static char got[2 * sizeof(uint64_t) + NBR_UCX_KEY_MAX]; /* under the big lock */
+    /* This call's own: the wait below lets the big lock go, and another thread fetching a key
+     * meanwhile would share a static buffer (and this call's request context: issue_wait_step). */
+    char got[2 * sizeof(uint64_t) + NBR_UCX_KEY_MAX] = {0};
     nbr_tp_cell_t c = {0};
     am_hdr_t h = hdr(w, r, K_RKEY);
     h.off = addr;
-    memset(got, 0, sizeof got);
     int rc = issue(w, r, &h, NULL, 0, NULL, 0, got, &c);
     long spins = 0;
     while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
         nbr_am_progress();
         if (c.state == NBR_CELL_PENDING)
-            nbr_wait_step(&spins);
+            issue_wait_step(w, &spins); /* inside an RMA call toward a dynamic window */
     }
     if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
         return rc;
