@@ -88,6 +88,21 @@ typedef struct {
     uint64_t val;
 } nbr_tp_cell_t;
 
+/* A transport's amo entry on a cell it may have started before: 1 with *old when its result is
+ * ready (the cell idle again; an error joins the window's tp_err), 0 while it is in flight, -1
+ * when nothing is (the caller starts the operation). */
+static inline int nbr_tp_cell_take(int *tp_err, nbr_tp_cell_t *c, uint64_t *old)
+{
+    if (c && c->state == NBR_CELL_READY) {
+        c->state = NBR_CELL_IDLE;
+        if (c->err != 0 && !*tp_err)
+            *tp_err = c->err;
+        *old = c->val;
+        return 1;
+    }
+    return c && c->state == NBR_CELL_PENDING ? 0 : -1;
+}
+
 typedef struct {
     MPI_Aint base, size; /* absolute address in the owner's address space */
 } nbr_region_t;

@@ -703,15 +703,9 @@ int nbr_am_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *c
 int nbr_am_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
                uint64_t *old)
 {
-    if (c && c->state == NBR_CELL_READY) {
-        c->state = NBR_CELL_IDLE;
-        if (c->err != MPI_SUCCESS && !w->tp_err)
-            w->tp_err = c->err;
-        *old = c->val;
-        return 1;
-    }
-    if (c && c->state == NBR_CELL_PENDING)
-        return 0;
+    int taken = nbr_tp_cell_take(&w->tp_err, c, old);
+    if (taken >= 0)
+        return taken;
     am_hdr_t h = hdr(w, r, K_AMO);
     h.op = op;
     h.type = word;
@@ -897,19 +891,26 @@ void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
  * number rides on every reply). The call waits for the replies, serving peers meanwhile: it runs
  * only when an access is not covered by the copy it has (docs/ref-internals.md, "Across
  * nodes"). */
+/* Wait, inside an RMA call on w, for the reply to a request just issued (rc: the issue's code)
+ * into cell c, serving peers meanwhile; the call's request context is set aside for each wait. */
+static int call_wait(nbr_win_t *w, int rc, nbr_tp_cell_t *c)
+{
+    long spins = 0;
+    while (rc == MPI_SUCCESS && c->state == NBR_CELL_PENDING) {
+        nbr_am_progress();
+        if (c->state == NBR_CELL_PENDING)
+            issue_wait_step(w, &spins);
+    }
+    return rc;
+}
+
 #define AM_REGS_PER (AM_EAGER / sizeof(nbr_region_t))
 static int regions_piece(nbr_win_t *w, int r, uint64_t from, void *dst, uint64_t *seq, uint64_t *n)
 {
     nbr_tp_cell_t c = {0};
     am_hdr_t h = hdr(w, r, K_REGIONS);
     h.off = from;
-    int rc = issue(w, r, &h, NULL, 0, NULL, 0, dst, &c);
-    long spins = 0;
-    while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
-        nbr_am_progress();
-        if (c.state == NBR_CELL_PENDING)
-            issue_wait_step(w, &spins); /* inside an RMA call's range check */
-    }
+    int rc = call_wait(w, issue(w, r, &h, NULL, 0, NULL, 0, dst, &c), &c); /* a range check's */
     if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
         return rc;
     *seq = c.val >> 32;
@@ -926,13 +927,7 @@ int nbr_am_rkey(nbr_win_t *w, int r, uint64_t addr, void *buf, size_t cap, size_
     nbr_tp_cell_t c = {0};
     am_hdr_t h = hdr(w, r, K_RKEY);
     h.off = addr;
-    int rc = issue(w, r, &h, NULL, 0, NULL, 0, got, &c);
-    long spins = 0;
-    while (rc == MPI_SUCCESS && c.state == NBR_CELL_PENDING) {
-        nbr_am_progress();
-        if (c.state == NBR_CELL_PENDING)
-            issue_wait_step(w, &spins); /* inside an RMA call toward a dynamic window */
-    }
+    int rc = call_wait(w, issue(w, r, &h, NULL, 0, NULL, 0, got, &c), &c);
     if (rc != MPI_SUCCESS || (rc = c.err) != MPI_SUCCESS)
         return rc;
     memcpy(base, got, sizeof *base);

@@ -463,15 +463,9 @@ static int amo_issue(ucx_op_t *o)
 static int ucx_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
                    nbr_tp_cell_t *c, uint64_t *old)
 {
-    if (c && c->state == NBR_CELL_READY) {
-        c->state = NBR_CELL_IDLE;
-        if (c->err != MPI_SUCCESS && !w->tp_err)
-            w->tp_err = c->err;
-        *old = c->val;
-        return 1;
-    }
-    if (c && c->state == NBR_CELL_PENDING)
-        return 0;
+    int taken = nbr_tp_cell_take(&w->tp_err, c, old);
+    if (taken >= 0)
+        return taken;
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     int nr = !c && op == NBR_AMO_FADD;
     ucx_op_t *o = op_new(w, r, nr ? OP_AMO_NR : OP_AMO, nr ? ACCT_NONE : c ? ACCT_TRY : ACCT_OUT);
