@@ -1034,7 +1034,6 @@ static void step4_intranode_rma(void)
         nbr_rec_t *r = e->rec;
         e->rec = NULL;
         e->rec_tail = &e->rec;
-        unsigned long ops = w->epoch_ops; /* counted when recorded */
         held_remove(w, e);
         w->replaying = 1;
         /* With the scheduler (002 §4, Listing 1) the inter-node calls (IR) go first and the
@@ -1060,7 +1059,6 @@ static void step4_intranode_rma(void)
             replay_one(w, e, local);
         }
         w->replaying = 0;
-        w->epoch_ops = ops;
         rec_list_remove(w, e);
         if (e->closed)
             push_work(e);

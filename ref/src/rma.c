@@ -24,10 +24,14 @@
 
 /* An open, ready access epoch covers `rank` (MPI-3.1 §11.5: fence, lock_all, a lock on it, or
  * PSCW start), so the call goes straight to memory. Every RMA call passes here once, so this also
- * counts the calls a fence epoch carried. */
+ * counts the calls a fence epoch carried; a replayed call was counted when it was recorded. (The
+ * replay used to save the count and put it back afterwards, but a replay may wait for credit,
+ * which lets the big lock go: a fence of the application's thread meanwhile reset the count, and
+ * the replay then restored the old epoch's, so MPI_Win_free after the next fence saw "RMA calls
+ * issued after the last MPI_Win_fence" — acc_ops across virtual nodes, 2 runs of 25.) */
 static inline int may_access(nbr_win_t *w, int rank)
 {
-    w->epoch_ops++;
+    w->epoch_ops += !w->replaying;
     return w->all_direct || w->t[rank].direct;
 }
 
