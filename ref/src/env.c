@@ -57,6 +57,22 @@ void nbr_settings_load(void)
         nbr_cfg.IMPL = "ref";
     }
     nbr_impl_ref = strcmp(nbr_cfg.IMPL, "ref") == 0;
+    static const char *const relax[] = {"auto", "yield", "sleep", "spin"};
+    nbr_relax_mode = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(nbr_cfg.RELAX, relax[i]) == 0)
+            nbr_relax_mode = i;
+    if (nbr_relax_mode < 0) {
+        fprintf(stderr, "libnbrma: NBRMA_RELAX='%s' is not auto, yield, sleep or spin; using auto\n",
+                nbr_cfg.RELAX);
+        nbr_cfg.RELAX = "auto";
+        nbr_relax_mode = NBR_RELAX_AUTO;
+    }
+    if (nbr_cfg.RELAX_NS > 999999999L) {
+        fprintf(stderr, "libnbrma: NBRMA_RELAX_NS=%ld is a second or more; using 999999999\n",
+                nbr_cfg.RELAX_NS);
+        nbr_cfg.RELAX_NS = 999999999L;
+    }
 }
 
 NBR_API void MPIX_Nbrma_print_settings(void *stream)

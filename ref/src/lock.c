@@ -122,7 +122,7 @@ void nbr_acc_lock(nbr_target_t *t, int me)
     long spins = 0;
     while (__atomic_load_n(&t->ctl->acc_serving, __ATOMIC_ACQUIRE) != ticket)
         if (++spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED))
-            sched_yield();
+            nbr_relax();
 }
 
 /* Only the holder writes acc_serving. */

@@ -32,6 +32,8 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
 #define NBR_SETTINGS(X)                                                                      \
     X(IMPL, str, "ref", "who serves windows: ref (libnbrma) or vendor (forward to the MPI library)") \
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
+    X(RELAX, str, "auto", "how a wait gives its core away once NBRMA_SPIN polls found nothing: yield (sched_yield), sleep (a nanosleep of NBRMA_RELAX_NS), spin (never: poll on), auto (yield while yields come back at once, spin for a while when they come back late because other jobs' tasks ran: docs/ref.md, waiting on a busy node)") \
+    X(RELAX_NS, int, 1000, "the sleep of NBRMA_RELAX=sleep in nanoseconds (the kernel adds the thread's timer slack, 50 us by default)") \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \
     X(NET, str, "auto", "transport between ranks of different nodes: ucx (RDMA put/get and atomics through UCX: InfiniBand, RoCE, shared memory, TCP), am (active messages over the MPI library's point-to-point), auto (ucx where libnbrma was built with it and UCX reaches the peer, else am)") \
@@ -518,6 +520,9 @@ int nbr_req_cheap(void); /* nbr_req_done hands out pooled requests (not generali
 /* One step of a wait loop: yield the CPU after `spins` polls, releasing the big lock meanwhile
  * so other threads (the progress thread among them) get in. */
 void nbr_wait_step(long *spins);
+void nbr_relax(void); /* give the core away for a moment (NBRMA_RELAX) */
+enum { NBR_RELAX_AUTO, NBR_RELAX_YIELD, NBR_RELAX_SLEEP, NBR_RELAX_SPIN };
+extern int nbr_relax_mode; /* NBRMA_RELAX */
 
 /* ---- synchronization (sync.c) and the engine (epoch.c) --------------------------------------- */
 

@@ -9,7 +9,9 @@
  * while it yields and take it back at the same depth: a thread waiting for a peer never keeps
  * another thread (or the progress thread, which must release our locks) out. Without threads
  * the lock costs one predictable branch. */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <stdio.h>
@@ -40,6 +42,59 @@ void nbr_big_unlock(void)
         abort();
 }
 
+int nbr_relax_mode;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Giving the core away. With more ranks than cores (laptops, CI, teaching labs) the peer a wait
+ * waits for may need our core, and sched_yield hands it over in microseconds. But since EEVDF
+ * (Linux 6.6, and 6.18 charges the yielder the rest of its slice) a yield costs a whole slice of
+ * virtual time whenever another task is runnable: beside other jobs' CPU-bound tasks a rank that
+ * yields at every poll falls behind all of them and gets about 1% of a core. Measured here
+ * (Linux 6.18, Open MPI, lock_loadstore on 4 ranks over 2 virtual nodes, one CPU hog per core):
+ * yield 240 s and more, spin 12 s, sleep 19 s; without the hogs yield 1.2 s, spin 1.6 s, sleep
+ * 16.9 s (the 50 us timer slack per nap). So auto yields while yields come back at once (only
+ * peers that yield too were waiting) and, once two yields in a row came back late (someone ran
+ * a slice), polls without yielding for the next 50 ms, then tries a yield again. */
+enum { SLOW_YIELD_NS = 250000, SLOW_YIELDS = 2, SPIN_SPELL_NS = 50000000 };
+static NBR_TLS_MODEL __thread struct {
+    uint64_t spin_until;
+    int slow;
+} relax_st;
+
+void nbr_relax(void)
+{
+    switch (nbr_relax_mode) {
+    case NBR_RELAX_SPIN:
+        return;
+    case NBR_RELAX_YIELD:
+        sched_yield();
+        return;
+    case NBR_RELAX_SLEEP: {
+        struct timespec ts = {0, nbr_cfg.RELAX_NS};
+        nanosleep(&ts, NULL); /* EINTR: a signal ended the nap early, which is all we want */
+        return;
+    }
+    default:
+        break;
+    }
+    uint64_t t0 = mono_ns();
+    if (t0 < relax_st.spin_until)
+        return;
+    sched_yield();
+    if (mono_ns() - t0 < SLOW_YIELD_NS) {
+        relax_st.slow = 0;
+    } else if (++relax_st.slow >= SLOW_YIELDS) {
+        relax_st.slow = 0;
+        relax_st.spin_until = t0 + SPIN_SPELL_NS;
+    }
+}
+
 void nbr_wait_step(long *spins)
 {
     if (NBR_UNLIKELY(nbr_locking) && !nbr_in_progress_thread())
@@ -47,12 +102,12 @@ void nbr_wait_step(long *spins)
     int yield = ++*spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED);
     if (!nbr_locking) {
         if (yield)
-            sched_yield();
+            nbr_relax();
         return;
     }
     int d = nbr_big_release(); /* let every other thread in, then come back at the same depth */
     if (yield)
-        sched_yield();
+        nbr_relax();
     nbr_big_reacquire(d);
 }
 
@@ -189,6 +244,26 @@ static void xnode_init(int provided)
     nbr_coll_serve = nbr_xnode;
 }
 
+/* Open MPI's mpirun turns on mpi_yield_when_idle when it oversubscribes a node: every
+ * PMPI_Test, PMPI_Testsome or PMPI_Iprobe that finds nothing then calls sched_yield — and
+ * libnbrma's waits poll with exactly those. Its yields would undo nbr_relax's choice: with the
+ * vendor yielding, lock_loadstore on 4 ranks beside one CPU hog per core took more than 300 s
+ * whatever libnbrma did (19 s with the vendor's yields off and NBRMA_RELAX=sleep). So while
+ * libnbrma serves windows and decides how its waits relax (any NBRMA_RELAX but yield), the
+ * vendor's yield is turned off through Open MPI's own setter; found by name, so MPICH (which
+ * has no such yield) and builds without it are left alone. docs/ref.md, waiting on a busy node. */
+static void vendor_yield_off(void)
+{
+    if (!nbr_impl_ref || nbr_relax_mode == NBR_RELAX_YIELD)
+        return;
+    void *sym = dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle");
+    if (!sym)
+        return;
+    void (*set)(bool);
+    memcpy(&set, &sym, sizeof set); /* POSIX: a dlsym result converts to a function pointer */
+    set(false);
+}
+
 static void thread_init(int provided)
 {
     nbr_settings_load();
@@ -197,6 +272,7 @@ static void thread_init(int provided)
      * progress thread runs — not merely because libnbrma asked for MPI_THREAD_MULTIPLE. */
     if (provided == MPI_THREAD_MULTIPLE && app_level == MPI_THREAD_MULTIPLE)
         nbr_locking = 1;
+    vendor_yield_off();
     nbr_progress_init();
     nbr_tp_init();
     xnode_init(provided);
@@ -273,7 +349,7 @@ static void *progress_thread(void *arg)
         if (active)
             hot_until = t + 1e-3;
         if (active || t < hot_until) {
-            sched_yield();
+            nbr_relax();
         } else {
             hot_until = 0;
             usleep(200);

@@ -1015,7 +1015,7 @@ static int regions_fetch(nbr_win_t *w, int r)
         if (s1 == t->rcache_seq && t->rcache_valid)
             return MPI_SUCCESS;
         if (s1 & 1) { /* the owner is changing it */
-            sched_yield();
+            nbr_relax();
             continue;
         }
         uint64_t addr = __atomic_load_n(&t->ctl->reg_addr, __ATOMIC_RELAXED);

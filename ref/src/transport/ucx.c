@@ -936,7 +936,7 @@ static void serving_barrier(void)
         if (PMPI_Test(&b, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return;
         if (!done)
-            sched_yield();
+            nbr_relax();
     }
 }
 
@@ -976,7 +976,7 @@ void nbr_ucx_finalize(void)
                 }
             }
         if (open)
-            sched_yield();
+            nbr_relax();
     }
     free(cl);
     serving_barrier();
