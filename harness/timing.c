@@ -1,4 +1,5 @@
 /* timing.c — calibrated work loop and yielding waits (see timing.h). */
+#include "relax.h"
 #include "timing.h"
 
 #include <pthread.h>
@@ -78,7 +79,7 @@ int nbh_wait(MPI_Request *req)
     int done = 0, spins = 0, rc;
     while ((rc = MPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done) {
         if (++spins > 64)
-            sched_yield();
+            nbh_relax();
     }
     return rc;
 }
@@ -105,7 +106,7 @@ int nbh_wait_times(int n, MPI_Request *reqs, double *done)
             }
         }
         if (!progressed && ++spins > 64)
-            sched_yield();
+            nbh_relax();
     }
     return MPI_SUCCESS;
 }
@@ -210,10 +211,11 @@ double nbh_align(nbh_align_t *a)
     nbh_bcast(&start, 1, MPI_DOUBLE, 0, a->comm);
     start -= a->offset; /* on this rank's clock */
     /* Yield on every turn: with more ranks than cores, a rank spinning without yielding keeps a
-     * peer descheduled past the start (by up to a scheduler time slice). */
+     * peer descheduled past the start (by up to a scheduler time slice) — unless yields come
+     * back late because other jobs' tasks run here (relax.h). */
     double now;
     while ((now = MPI_Wtime()) < start)
-        sched_yield();
+        nbh_relax();
     a->late = now - start;
     return start;
 }

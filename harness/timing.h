@@ -29,14 +29,14 @@ double nbh_timeout_scale(void);
 /* seconds * nbh_timeout_scale(): a limit sized for a quiet machine, scaled. */
 double nbh_limit(double seconds);
 
-/* Complete a request with MPI_Test + sched_yield (never MPI_Wait). */
+/* Complete a request with MPI_Test + nbh_relax (relax.h; never MPI_Wait). */
 int nbh_wait(MPI_Request *req);
 int nbh_barrier(MPI_Comm comm);
 /* All-reduce in place with MPI_Iallreduce + nbh_wait. */
 int nbh_allreduce(void *buf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int nbh_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 
-/* Complete n requests with MPI_Test + sched_yield; done[i] = MPI_Wtime() when request i was first
+/* Complete n requests with MPI_Test + nbh_relax; done[i] = MPI_Wtime() when request i was first
  * seen complete (an epoch's completion time, observed by polling as MPI_Test does). */
 int nbh_wait_times(int n, MPI_Request *reqs, double *done);
 

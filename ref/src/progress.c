@@ -1,7 +1,8 @@
 /* progress.c — waiting without blocking inside the vendor MPI, and the wait/test family.
  *
- * Every wait in libnbrma is a poll loop that yields the CPU after NBRMA_SPIN polls: with more
- * ranks than cores (laptops, CI, teaching labs) a peer we wait for needs our core. The MPI
+ * Every wait in libnbrma is a poll loop that gives its core away after NBRMA_SPIN polls, as
+ * NBRMA_RELAX says (thread.c, nbr_relax): with more ranks than cores (laptops, CI, teaching
+ * labs) a peer we wait for needs our core. The MPI
  * wait/test family is intercepted so that, while ref windows or requests exist, MPI_Wait on any
  * request (an epoch's closing request, an MPI_Rput's, or a plain MPI_Irecv's) also polls and
  * yields, drives the progress engine (epoch.c, paper 000 §VII-D) — a nonblocking epoch completes

@@ -21,6 +21,12 @@ t_like "$tmp" "NBRMA_SPIN='fast' is not a non-negative integer" "a malformed val
 t_like "$tmp" '^NBRMA_SPIN +0 ' "and the default stays in force"
 NBRMA_IMPL=magic "$tool" >"$tmp" 2>&1
 t_like "$tmp" "NBRMA_IMPL='magic' is not ref or vendor" "an unknown implementation is refused"
+NBRMA_RELAX=nap "$tool" >"$tmp" 2>&1
+t_like "$tmp" "NBRMA_RELAX='nap' is not auto, yield, sleep or spin" "an unknown wait policy is refused, naming it"
+t_like "$tmp" '^NBRMA_RELAX +auto ' "and auto stays in force"
+NBRMA_RELAX=spin NBRMA_RELAX_NS=5000000000 "$tool" >"$tmp" 2>&1
+t_like "$tmp" '^NBRMA_RELAX +spin ' "a known wait policy is taken"
+t_like "$tmp" 'NBRMA_RELAX_NS=5000000000 is a second or more' "a nap of a second or more is refused"
 "$tool" --bogus >"$tmp" 2>&1
 t_is $? 2 "an unknown argument exits 2"
 # What carries traffic between nodes (issue 22): the UCX version always; with --net the

@@ -16,6 +16,7 @@
  * median sample. Verified after every sample: walking its table and chains, each owner finds
  * every key exactly once — each is a valid (sender, sample, index) encoding, none twice, every
  * heap cell claimed is on a chain — and its count and checksum equal what the senders inserted. */
+#include "relax.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +224,7 @@ static void inserts_am(g4_t *g)
                         MPI_Isend(&zero, 1, MPI_UINT64_T, d, tag, c->ctx->comm, &sr[inflight++]));
             next++;
         } else {
-            sched_yield();
+            nbh_relax();
         }
     }
     for (long j = 0; j < inflight; j++)

@@ -17,6 +17,7 @@
  * accumulate protocol runs in every series. Sample: one exchange (max over ranks).
  * Verified: every value received is the one its sender made for that (sender, index), and per
  * receiver the count and sum match what the senders say they sent. */
+#include "relax.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ static void recv_n(g5_t *g, long n)
         while (!done) {
             NBH_MPI(c, MPI_Test(&g->req[k_targets + i], &done, &s));
             if (!done)
-                sched_yield();
+                nbh_relax();
         }
         g->in_src[i] = s.MPI_SOURCE;
     }
@@ -195,7 +196,7 @@ static void p_nbx(g5_t *g)
             NBH_MPI(c, MPI_Test(&barrier, &barrier_done, MPI_STATUS_IGNORE));
         }
         if (!barrier_done)
-            sched_yield();
+            nbh_relax();
     }
 }
 

@@ -5,6 +5,7 @@
  * every value 0..size*N-1 must have been read by exactly one critical section, and the lock word
  * must always name its holder while held (read with MPI_Fetch_and_op(MPI_NO_OP)).
  *   contention_lock [N]   critical sections per rank (default 50) */
+#include "relax.h"
 #include "conf.h"
 
 static int *base;
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
             if (prev == 0)
                 break;
             spins++;
-            sched_yield(); /* the holder may need this core */
+            nbh_relax(); /* the holder may need this core */
         }
         int holder = -1, c = -1;
         MPI_Fetch_and_op(NULL, &holder, MPI_INT, lock_rank, 0, MPI_NO_OP, win);

@@ -19,6 +19,7 @@
  *   get_accumulate result type not the target's      MPI_ERR_TYPE (item 10)
  * ref only (links libnbrma for the deferred epochs); 2 ranks or more: rank 0 calls, rank 1 is
  * the target. */
+#include "relax.h"
 #include <stdint.h>
 
 #include "nb_util.h"
@@ -230,7 +231,7 @@ static int finish(MPI_Request *req)
             break;
         if (MPI_Wtime() - t0 > NBT_LIMIT)
             tap_bail_out("a request did not complete within %.0f s (hang?)", NBT_LIMIT);
-        sched_yield();
+        nbh_relax();
     }
     return MPI_SUCCESS;
 }

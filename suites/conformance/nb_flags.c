@@ -18,6 +18,7 @@
  * exclusive-lock epoch on the same target (not yet granted) completes. Flags are set at creation
  * and with MPI_Win_set_info ("1"/"true" on, "0"/"false" off; any other value is
  * MPI_ERR_INFO_VALUE); MPI_Win_get_info reports them. */
+#include "relax.h"
 #include "nb_util.h"
 
 #define N 16
@@ -220,7 +221,7 @@ static void scenario(enum scen s, int on, const char *how)
                 double t0 = MPI_Wtime();
                 while (nbt_load(&base[1]) != vo1 && MPI_Wtime() - t0 < NBT_LIMIT / 2) {
                     nbt_progress();
-                    sched_yield();
+                    nbh_relax();
                 }
                 progressed = nbt_load(&base[1]) == vo1;
             } else {

@@ -20,6 +20,7 @@
  *   requests  epoch requests mix with others in MPI_Waitall, MPI_Waitsome, MPI_Testany, and
  *             MPI_Request_free leaves the epoch to complete
  * Ranks are ordered by messages (nb_util.h); "must not complete" is watched for NBT_QUIET. */
+#include "relax.h"
 #include "nb_util.h"
 
 #define N 256
@@ -100,7 +101,7 @@ static void mixing(void)
     double t0 = MPI_Wtime();
     while (!flag && MPI_Wtime() - t0 < NBT_LIMIT) {
         MPI_Win_test(win, &flag);
-        sched_yield();
+        nbh_relax();
     }
     nbt_wait(&r, "MPIX_Win_icomplete");
     vals(exp, 2, 13, conf_left(), 0);
@@ -790,7 +791,7 @@ static void requests(void)
         if (flag)
             left--;
         else
-            sched_yield();
+            nbh_relax();
     }
     int ok_any = left == 0;
     if (!ok_any)

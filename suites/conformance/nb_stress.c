@@ -12,6 +12,7 @@
  *    accumulating into every rank, with no wait at all until one final wait over all requests:
  *    no increment is lost.
  * Options: --iters N (default 2000). */
+#include "relax.h"
 #include "nb_util.h"
 
 static int64_t *base;
@@ -31,7 +32,7 @@ static void sample(int i)
     if (p > max_pending)
         max_pending = p;
     if (i % 16 == 15)
-        sched_yield();
+        nbh_relax();
 }
 
 static void report_samples(const char *what)
@@ -64,7 +65,7 @@ static void read_modify_write(void)
         nbt_wait(&r, "MPIX_Win_iflush(0) in epoch %d", i);
         seen[i] = got;
         if (i % 8 == 0) /* let the others try the lock while we hold it */
-            sched_yield();
+            nbh_relax();
         next = got + 1;
         MPI_Put(&next, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, win);
         MPIX_Win_iunlock(0, win, &u[i]);

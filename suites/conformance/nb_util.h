@@ -13,6 +13,7 @@
 #ifndef NBRMA_NB_UTIL_H
 #define NBRMA_NB_UTIL_H
 
+#include "relax.h"
 #include "conf.h"
 #include "nbrma.h"
 
@@ -73,7 +74,7 @@ static inline int nbt_poll(MPI_Request *req, double secs)
         if (MPI_Wtime() - t0 > secs)
             return 0;
         if (n > 16)
-            sched_yield();
+            nbh_relax();
     }
 }
 
@@ -110,7 +111,7 @@ static inline int nbt_testall(int n, MPI_Request *reqs, double secs)
         if (flag || MPI_Wtime() - t0 > secs)
             break;
         if (k > 16)
-            sched_yield();
+            nbh_relax();
     }
     free(st);
     return flag;
@@ -180,7 +181,7 @@ static inline int nbt_stays(const int64_t *words, int n, int64_t expect, double 
             }
         }
         if (k > 16)
-            sched_yield();
+            nbh_relax();
     }
     return 1;
 }

@@ -9,6 +9,7 @@
  * MPICH 4.0.2 (ch4:ucx) hangs in MPI_Win_start of the second epoch within the first rounds (the
  * same program with MPI_Barrier instead of the polled MPI_Ibarrier passes): a known failure,
  * found by the C4 benchmark (docs/experiments-c.md). Options: --rounds N (default 40). */
+#include "relax.h"
 #include "conf.h"
 
 #define N 64
@@ -22,7 +23,7 @@ static void polled_barrier(void)
     while (!flag) {
         MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
         if (!flag && ++polls > 16)
-            sched_yield();
+            nbh_relax();
     }
 }
 

@@ -3,6 +3,7 @@
  * still receives the old data after a flush), completing an Rget's or Rget_accumulate's request
  * means the result is in the origin buffer without a flush; completion through MPI_Wait,
  * MPI_Waitall, MPI_Test loops, MPI_Testany and MPI_Waitsome. */
+#include "relax.h"
 #include "conf.h"
 
 #define N 32
@@ -67,7 +68,7 @@ static void completions(void)
     while (!flag) {
         MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
         if (++tests > 64)
-            sched_yield();
+            nbh_relax();
     }
     tap_ok(check_gets(dst, 1, "an MPI_Test loop") && req[0] == MPI_REQUEST_NULL,
            "MPI_Rget completed by an MPI_Test loop (request becomes MPI_REQUEST_NULL)");
@@ -83,7 +84,7 @@ static void completions(void)
         if (flag) {
             dup |= seen[idx]++;
         } else if (++polls > 64) {
-            sched_yield();
+            nbh_relax();
         }
     }
     int each = 1;

@@ -3,6 +3,7 @@
  * MPI_Win_wait or by polling MPI_Win_test, a star where rank 0 is the target of everyone's
  * accumulate and then the origin of gets from all, an access epoch to two neighbours at once,
  * and MPI_MODE_NOCHECK on both post and start (ordered by a barrier) plus MPI_MODE_NOPUT. */
+#include "relax.h"
 #include "conf.h"
 
 #define N 16
@@ -35,7 +36,7 @@ static void ring(void)
             while (!flag) {
                 MPI_Win_test(win, &flag);
                 if (++polls > 64)
-                    sched_yield();
+                    nbh_relax();
             }
         } else {
             MPI_Win_wait(win);
