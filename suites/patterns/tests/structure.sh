@@ -9,11 +9,18 @@
 # A loaded machine (a shared login node, CI next to other jobs) can deschedule a rank for longer
 # than D, which moves one run's medians to the wrong side: the run is repeated up to
 # STRUCTURE_TRIES times (default 3) and a check passes when one run satisfies it. A broken
-# implementation fails every run; every run's value is printed.
+# implementation fails every run; every run's value is printed. And the delay grows with the
+# watchdog's factor (NBRMA_TIMEOUT_SCALE: TIMEOUT_SCALE times the load per core, 1 to 8, from
+# run-test.sh): what a busy node adds is scheduler slices of milliseconds whatever D is, so a
+# larger D keeps the margins (fractions of D) wider than that noise. Seen on CI under LOAD=1
+# (load 6.7 on 2 cores): A1's ref-nb subsequent_us of 14.5-22 ms against 0.5 x 20 ms.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$top" && . harness/taplib.sh
 prog=$1 np=$2 delay=$3 checks=$4
 shift 4
+base_delay=$delay
+delay=$(awk -v d="$delay" -v s="${NBRMA_TIMEOUT_SCALE:-1}" 'BEGIN { if (s + 0 < 1) s = 1; if (s > 8) s = 8; printf "%d", d * s }')
+[ "$delay" = "$base_delay" ] || echo "# D = $delay us: $base_delay us x ${NBRMA_TIMEOUT_SCALE} (the load here; run-test.sh)"
 tries=${STRUCTURE_TRIES:-3}
 tmp=$(mktemp -d)
 nb_missing=0
