@@ -32,7 +32,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
 #define NBR_SETTINGS(X)                                                                      \
     X(IMPL, str, "ref", "who serves windows: ref (libnbrma) or vendor (forward to the MPI library)") \
     X(SPIN, int, 0, "polls of a wait before it yields the CPU; 0: auto (100 when a node has more ranks than cores, else 20000)") \
-    X(RELAX, str, "auto", "how a wait gives its core away once NBRMA_SPIN polls found nothing: yield (sched_yield), sleep (a nanosleep of NBRMA_RELAX_NS), spin (never: poll on), auto (yield while yields come back at once, spin for a while when they come back late because other jobs' tasks ran: docs/ref.md, waiting on a busy node)") \
+    X(RELAX, str, "auto", "how a wait gives its core away once NBRMA_SPIN polls found nothing: yield (sched_yield), sleep (a nanosleep of NBRMA_RELAX_NS), spin (never: poll on), auto (yield while yields come back at once; after a late one, because other tasks ran, poll without yielding for 50 ms, doubled per late yield up to 1 s: docs/ref.md, waiting on a busy node)") \
     X(RELAX_NS, int, 1000, "the sleep of NBRMA_RELAX=sleep in nanoseconds (the kernel adds the thread's timer slack, 50 us by default)") \
     X(RANKS_PER_NODE, int, 0, "group ranks into nodes of this many consecutive ranks instead of by shared memory (0: by shared memory); lets one machine exercise multi-node windows") \
     X(SYMMETRIC, int, 1, "MPI_Win_allocate: 1 maps all ranks' memory at one address in every process when sizes and disp_units agree (paper 001 §2.2); 0: separate segments") \

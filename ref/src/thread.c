@@ -59,12 +59,14 @@ static uint64_t mono_ns(void)
  * (Linux 6.18, Open MPI, lock_loadstore on 4 ranks over 2 virtual nodes, one CPU hog per core):
  * yield 240 s and more, spin 12 s, sleep 19 s; without the hogs yield 1.2 s, spin 1.6 s, sleep
  * 16.9 s (the 50 us timer slack per nap). So auto yields while yields come back at once (only
- * peers that yield too were waiting) and, once two yields in a row came back late (someone ran
- * a slice), polls without yielding for the next 50 ms, then tries a yield again. */
-enum { SLOW_YIELD_NS = 250000, SLOW_YIELDS = 2, SPIN_SPELL_NS = 50000000 };
+ * peers that yield too were waiting); a yield that came back late (250 us or more: someone ran a
+ * slice) starts a spell of polling without yielding, 50 ms, doubled after every late yield up to
+ * 1 s, since each late yield costs this thread a slice of its share (harness/tests/test_relax:
+ * with one 50 ms spell per two late yields a poll loop got 0.2 of a hog's CPU time, with the
+ * doubling 0.9). The benchmarks' and tests' loops use the same policy (harness/relax.h). */
+enum { SLOW_YIELD_NS = 250000, FIRST_SPELL_NS = 50000000, MAX_SPELL_NS = 1000000000 };
 static NBR_TLS_MODEL __thread struct {
-    uint64_t spin_until;
-    int slow;
+    uint64_t spin_until, spell;
 } relax_st;
 
 void nbr_relax(void)
@@ -88,11 +90,12 @@ void nbr_relax(void)
         return;
     sched_yield();
     if (mono_ns() - t0 < SLOW_YIELD_NS) {
-        relax_st.slow = 0;
-    } else if (++relax_st.slow >= SLOW_YIELDS) {
-        relax_st.slow = 0;
-        relax_st.spin_until = t0 + SPIN_SPELL_NS;
+        relax_st.spell = 0;
+        return;
     }
+    uint64_t sp = relax_st.spell;
+    relax_st.spell = sp ? (2 * sp < MAX_SPELL_NS ? 2 * sp : MAX_SPELL_NS) : FIRST_SPELL_NS;
+    relax_st.spin_until = t0 + relax_st.spell;
 }
 
 void nbr_wait_step(long *spins)
