@@ -1,5 +1,6 @@
-/* relax.h — how the benchmarks' and tests' own poll loops give the core away: the policy of
- * libnbrma's waits (ref/src/thread.c, nbr_relax; docs/ref.md, "Waiting on a busy node").
+/* relax.h — how a poll loop gives its core away: libnbrma's waits under NBRMA_RELAX=auto
+ * (ref/src/thread.c, nbr_relax, includes this file) and the benchmarks' and tests' own loops
+ * (docs/ref.md, "Waiting on a busy node"). One copy, dependency-free, for both.
  *
  * A poll loop that calls sched_yield at every turn hands the core to a peer rank in microseconds
  * when only peers share it (more ranks than cores). But on Linux >= 6.6 (EEVDF) a yield costs the
@@ -9,8 +10,8 @@
  * late (250 us or more: someone else ran a slice) starts a spell of polling without yielding,
  * 50 ms, doubled after every late yield up to 1 s (each late yield costs this thread a slice of
  * its share: test_relax measured 0.2 of a hog's CPU time with a 50 ms spell and two late yields
- * per spell), back to yielding as soon as a yield comes back at once. Header-only: the tests that
- * use it link nothing of the harness. */
+ * per spell), back to yielding as soon as a yield comes back at once. Header-only: the tests and
+ * the library that use it link nothing of the harness. */
 #ifndef NBH_RELAX_H
 #define NBH_RELAX_H
 

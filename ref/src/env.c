@@ -59,7 +59,7 @@ void nbr_settings_load(void)
     nbr_impl_ref = strcmp(nbr_cfg.IMPL, "ref") == 0;
     static const char *const relax[] = {"auto", "yield", "sleep", "spin"};
     nbr_relax_mode = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof relax / sizeof *relax); i++)
         if (strcmp(nbr_cfg.RELAX, relax[i]) == 0)
             nbr_relax_mode = i;
     if (nbr_relax_mode < 0) {

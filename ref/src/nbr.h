@@ -517,7 +517,7 @@ static inline int nbr_req_done(MPI_Request *req)
     return nbr_req_done_slow(req);
 }
 int nbr_req_cheap(void); /* nbr_req_done hands out pooled requests (not generalized ones) */
-/* One step of a wait loop: yield the CPU after `spins` polls, releasing the big lock meanwhile
+/* One step of a wait loop: relax (nbr_relax) after NBRMA_SPIN polls, releasing the big lock meanwhile
  * so other threads (the progress thread among them) get in. */
 void nbr_wait_step(long *spins);
 void nbr_relax(void); /* give the core away for a moment (NBRMA_RELAX) */

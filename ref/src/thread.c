@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../harness/relax.h"
 #include "nbr.h"
 #include "transport/tp.h"
 
@@ -44,13 +45,6 @@ void nbr_big_unlock(void)
 
 int nbr_relax_mode;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Giving the core away. With more ranks than cores (laptops, CI, teaching labs) the peer a wait
  * waits for may need our core, and sched_yield hands it over in microseconds. But since EEVDF
  * (Linux 6.6, and 6.18 charges the yielder the rest of its slice) a yield costs a whole slice of
@@ -58,17 +52,10 @@ static uint64_t mono_ns(void)
  * yields at every poll falls behind all of them and gets about 1% of a core. Measured here
  * (Linux 6.18, Open MPI, lock_loadstore on 4 ranks over 2 virtual nodes, one CPU hog per core):
  * yield 240 s and more, spin 12 s, sleep 19 s; without the hogs yield 1.2 s, spin 1.6 s, sleep
- * 16.9 s (the 50 us timer slack per nap). So auto yields while yields come back at once (only
- * peers that yield too were waiting); a yield that came back late (250 us or more: someone ran a
- * slice) starts a spell of polling without yielding, 50 ms, doubled after every late yield up to
- * 1 s, since each late yield costs this thread a slice of its share (harness/tests/test_relax:
- * with one 50 ms spell per two late yields a poll loop got 0.2 of a hog's CPU time, with the
- * doubling 0.9). The benchmarks' and tests' loops use the same policy (harness/relax.h). */
-enum { SLOW_YIELD_NS = 250000, FIRST_SPELL_NS = 50000000, MAX_SPELL_NS = 1000000000 };
-static NBR_TLS_MODEL __thread struct {
-    uint64_t spin_until, spell;
-} relax_st;
-
+ * 16.9 s (the 50 us timer slack per nap). So auto is the policy of harness/relax.h, which the
+ * benchmarks' and tests' own loops use too (one copy, dependency-free): yield while yields come
+ * back at once; a late one starts a spell of polling without yielding, doubled per late yield
+ * (harness/tests/test_relax measures the share it keeps beside a hog). */
 void nbr_relax(void)
 {
     switch (nbr_relax_mode) {
@@ -83,19 +70,9 @@ void nbr_relax(void)
         return;
     }
     default:
-        break;
-    }
-    uint64_t t0 = mono_ns();
-    if (t0 < relax_st.spin_until)
-        return;
-    sched_yield();
-    if (mono_ns() - t0 < SLOW_YIELD_NS) {
-        relax_st.spell = 0;
+        nbh_relax();
         return;
     }
-    uint64_t sp = relax_st.spell;
-    relax_st.spell = sp ? (2 * sp < MAX_SPELL_NS ? 2 * sp : MAX_SPELL_NS) : FIRST_SPELL_NS;
-    relax_st.spin_until = t0 + relax_st.spell;
 }
 
 void nbr_wait_step(long *spins)
