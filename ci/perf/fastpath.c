@@ -16,6 +16,11 @@
  *                      the vendor window the reference keeps underneath each of its windows: a
  *                      baseline is per MPI. (The vendor's own windows are not measured: Open
  *                      MPI 4.1's osc/rdma refuses MPI_Win_create on a single process.)
+ *                      Then the window metadata MPIX_Win_get_stats reports in this process for
+ *                      one window of each flavour over MPI_COMM_WORLD, as "meta_FLAVOUR P
+ *                      BYTES" lines (paper 004 §III-B, experiment F3): exact counts, so
+ *                      perfgate.py runs this on 1 and on 2 processes and gates the bytes per
+ *                      window and the bytes per added peer (docs/experiments-f.md).
  *
  * One process, so that no peer's timing enters the counts. Every result is verified. */
 #include <malloc.h>
@@ -107,11 +112,52 @@ static size_t heap_bytes(void)
     return mi.uordblks + mi.hblkhd;
 }
 
+static const char *flavours[] = {"create", "allocate", "dynamic"};
+
+/* One window of flavour f over comm (memory `mem`, 64 doubles, for create). */
+static void win_new(int f, double *mem, MPI_Comm comm, MPI_Win *win)
+{
+    void *base;
+    if (f == 0)
+        CHECK(MPI_Win_create(mem, 64 * sizeof(double), sizeof(double), MPI_INFO_NULL, comm, win));
+    else if (f == 1)
+        CHECK(MPI_Win_allocate(64 * sizeof(double), sizeof(double), MPI_INFO_NULL, comm, &base,
+                               win));
+    else
+        CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, comm, win));
+}
+
+/* The window metadata of each flavour over MPI_COMM_WORLD, as MPIX_Win_get_stats counts it in
+ * rank 0 (every rank counts the same bytes: docs/experiments-f.md, F3). */
+static int run_meta_stats(double *mem)
+{
+    int me, np;
+    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &np));
+    for (int f = 0; f < 3; f++) {
+        MPI_Win win;
+        win_new(f, mem, MPI_COMM_WORLD, &win);
+        MPIX_Win_stats st = {.version = MPIX_WIN_STATS_VERSION};
+        CHECK(MPIX_Win_get_stats(win, &st));
+        if (st.ranks != np || st.meta.count != 1 || st.meta.bytes <= 0) {
+            fprintf(stderr, "fastpath: MPIX_Win_get_stats on a %s window: ranks %d (want %d), "
+                    "meta count %lld (want 1), bytes %lld\n", flavours[f], st.ranks, np,
+                    st.meta.count, st.meta.bytes);
+            return 1;
+        }
+        if (me == 0)
+            printf("meta_%s %d %lld\n", flavours[f], np, st.meta.bytes);
+        CHECK(MPI_Win_free(&win));
+    }
+    return 0;
+}
+
 static int run_meta(void)
 {
     static const char *impls[] = {"ref"};
-    static const char *flavours[] = {"create", "allocate", "dynamic"};
     static double mem[64];
+    int me;
+    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
     for (int i = 0; i < 1; i++) {
         if (MPIX_Nbrma_set_impl(impls[i]) != MPI_SUCCESS) {
             fprintf(stderr, "fastpath: MPIX_Nbrma_set_impl(%s) failed\n", impls[i]);
@@ -119,27 +165,19 @@ static int run_meta(void)
         }
         for (int f = 0; f < 3; f++) {
             MPI_Win win;
-            void *base;
             /* The first window of a kind may set up state that later ones share: measure the
              * second. */
             for (int rep = 0; rep < 2; rep++) {
                 size_t before = heap_bytes();
-                if (f == 0)
-                    CHECK(MPI_Win_create(mem, sizeof mem, sizeof(double), MPI_INFO_NULL,
-                                         MPI_COMM_SELF, &win));
-                else if (f == 1)
-                    CHECK(MPI_Win_allocate(sizeof mem, sizeof(double), MPI_INFO_NULL, MPI_COMM_SELF,
-                                           &base, &win));
-                else
-                    CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_SELF, &win));
+                win_new(f, mem, MPI_COMM_SELF, &win);
                 size_t after = heap_bytes();
-                if (rep == 1)
+                if (rep == 1 && me == 0)
                     printf("%s_%s %ld\n", impls[i], flavours[f], (long)after - (long)before);
                 CHECK(MPI_Win_free(&win));
             }
         }
     }
-    return 0;
+    return run_meta_stats(mem);
 }
 
 int main(int argc, char **argv)

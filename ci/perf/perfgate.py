@@ -9,7 +9,11 @@ Costs that do not depend on machine noise, measured on one process:
     operation's cost is the difference of its function's inclusive cost divided by N2 - N1
     (setup and first calls cancel out);
   * heap bytes one window of each flavour costs under the reference, the vendor window it keeps
-    underneath included (glibc mallinfo2 around MPI_Win_create / _allocate / _create_dynamic).
+    underneath included (glibc mallinfo2 around MPI_Win_create / _allocate / _create_dynamic);
+  * the window metadata of each flavour as MPIX_Win_get_stats counts it (paper 004's F3, exact),
+    measured on 2 and on 4 processes and written as base + per_peer * P: metadata_base_FLAVOUR
+    and metadata_per_peer_FLAVOUR (P a power of two: the node-shared control block is rounded
+    to whole cache lines, so odd P adds padding). Needs a launcher.
 
   perfgate.py measure  --bin FASTPATH [--out FILE] [--runner 'mpiexec -n']        print/write the measurement (JSON)
   perfgate.py baseline --bin FASTPATH --mpi MPI --out FILE write a baseline with tolerances
@@ -50,7 +54,7 @@ OPS = {
 }
 FLAVOURS = ("create", "allocate", "dynamic")
 # Default tolerances: a few instructions or 5 %, whichever is larger; heap bytes 64 B or 5 %.
-TOL = {"instr": (5, 0.05), "bytes": (64, 0.05)}
+TOL = {"instr": (5, 0.05), "bytes": (64, 0.05), "meta": (0, 0.0)}
 
 
 class GateError(Exception):
@@ -135,14 +139,33 @@ def measure(fastpath, runner):
                                 "the window?)" % ", ".join(missing))
             d = sum(costs[1][f] - costs[0][f] for f in fns)
             res[metric] = {"value": round(d / ((N2 - N1) * per), 1), "unit": unit}
-    meta = {}
-    for line in run(launch + [fastpath, "meta"], dict(os.environ)).splitlines():
-        k, v = line.split()
-        meta[k] = int(v)
+    if not runner:
+        raise GateError("the per-peer window metadata needs a launcher taking a rank count "
+                        "(--runner 'mpiexec -n', or TEST_RUNNER)")
+    meta, stats = {}, {}
+    for np_ in (1, 2, 4):
+        # heap bytes from the one-process run (windows over MPI_COMM_SELF); metadata from 2 and 4
+        cmd = shlex.split(runner) + [str(np_), fastpath, "meta"]
+        for line in run(cmd, dict(os.environ)).splitlines():
+            f = line.split()
+            try:
+                if len(f) == 2 and f[0].startswith("ref_") and np_ == 1:
+                    meta[f[0]] = int(f[1])
+                elif len(f) == 3 and f[0].startswith("meta_"):
+                    stats[(f[0][5:], int(f[1]))] = int(f[2])
+            except ValueError:
+                raise GateError("'%s' printed a malformed line: %r" % (" ".join(cmd), line))
     for f in FLAVOURS:
         if "ref_" + f not in meta:
             raise GateError("nbrma-fastpath meta printed no %s window" % f)
         res["window_%s" % f] = {"value": meta["ref_" + f], "unit": "bytes"}
+        for np_ in (2, 4):
+            if (f, np_) not in stats:
+                raise GateError("nbrma-fastpath meta on %d processes printed no metadata of a "
+                                "%s window" % (np_, f))
+        per = (stats[(f, 4)] - stats[(f, 2)]) / 2.0
+        res["metadata_base_%s" % f] = {"value": stats[(f, 2)] - 2 * per, "unit": "meta"}
+        res["metadata_per_peer_%s" % f] = {"value": per, "unit": "meta"}
     return res
 
 
@@ -157,7 +180,8 @@ def with_tolerances(measured, mpi, command):
             "entries": entries}
 
 
-UNITS = {"instr": "instructions per call", "bytes": "heap bytes per window (ref + its vendor window)"}
+UNITS = {"instr": "instructions per call", "bytes": "heap bytes per window (ref + its vendor window)",
+         "meta": "window metadata bytes in one process (MPIX_Win_get_stats): base + per_peer * P"}
 
 
 def compare(baseline, measured, out=sys.stdout):

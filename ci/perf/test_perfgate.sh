@@ -2,7 +2,8 @@
 # test_perfgate.sh — the deterministic performance gate (docs/models.md):
 #  1. the comparison on synthetic files: equal passes; a cost above its tolerance fails with a
 #     table naming it; a missing metric fails; a smaller cost passes and asks for a new baseline;
-#  2. the gate itself: this build's fast paths against ci/baselines/$MPI.json;
+#  2. the gate itself: this build's fast paths and window metadata (bytes per window and per
+#     peer, paper 004's F3) against ci/baselines/$MPI.json;
 #  3. the gate can fail: a build with -DNBR_PERF_CANARY=8 (a short loop in every window entry
 #     point, put's fast path included) is caught, with put marked WORSE.
 # Skipped under sanitizers (callgrind and ASan do not mix; counts differ anyway).
@@ -42,6 +43,15 @@ m 50 1000 768
 $gate compare "$tmp/base.json" "$tmp/m.json" >"$tmp/out" 2>&1
 t_is $? 0 "synthetic: a cheaper put passes"
 t_like "$tmp/out" "^put .*better: regenerate the baseline" "and asks for a new baseline"
+# window metadata (MPIX_Win_get_stats bytes) is exact: one more byte per peer fails
+cat >"$tmp/mbase.json" <<'EOF'
+{"mpi": "synthetic", "regenerate": "make baseline MPI=synthetic", "entries": {
+ "metadata_per_peer_create": {"value": 200, "unit": "meta", "abs_tol": 0, "rel_tol": 0.0}}}
+EOF
+echo '{"metadata_per_peer_create": {"value": 208, "unit": "meta"}}' >"$tmp/m.json"
+$gate compare "$tmp/mbase.json" "$tmp/m.json" >"$tmp/out" 2>&1
+t_is $? 1 "synthetic: 8 more bytes of window metadata per peer fail (exact, no tolerance)"
+t_like "$tmp/out" "^metadata_per_peer_create +meta +200 +200 +208 .*WORSE" "naming the metric"
 
 if [ -n "$SAN" ]; then
     t_ok 0 "gate on this build # SKIP sanitized build (SAN=$SAN)"
