@@ -17,6 +17,8 @@
 #                    as on a shared node. Stopped when this script ends, however it ends.
 #   TIMEOUT_SCALE=f  multiplies every watchdog and every test's own limit (run-test.sh; the
 #                    measured load scales them too).
+#   CHECK_TDIR       where the generated prove files go (default BUILD/t, or BUILD/t-custom-N
+#                    for a TESTLISTS run); emptied first.
 #   CHECK_RESULTS    where the per-test results table goes (default RESULTS/check.tsv for a run
 #                    of every testlist, none for a TESTLISTS run): what `make compare` reads.
 set -eu
@@ -56,7 +58,17 @@ ucx_built=0
 n=0 nfull=0
 # TESTLISTS (space-separated paths) overrides the search, for testing this script itself.
 lists=${TESTLISTS:-$(find . -name testlist -not -path './build/*' -not -path './.git/*' | sort)}
-tdir="$BUILD/t${TESTLISTS:+-custom}"
+# The prove files: $BUILD/t for the whole suite; a TESTLISTS run gets a directory of its own per
+# list set, so a run nested in another (harness/tests/test_check.sh) does not wipe the outer one's
+# files; CHECK_TDIR names it outright.
+abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$top" "${1#./}" ;; esac; }
+if [ -n "${CHECK_TDIR:-}" ]; then
+    tdir=$CHECK_TDIR
+elif [ -n "${TESTLISTS:-}" ]; then
+    tdir="$BUILD/t-custom-$(printf '%s' "$TESTLISTS" | cksum | cut -d' ' -f1)"
+else
+    tdir="$BUILD/t"
+fi
 rm -rf "$tdir"
 mkdir -p "$tdir"
 for list in $lists; do
@@ -74,7 +86,7 @@ for list in $lists; do
             full) full=1 ;;
             timeout=*) limit=${1#timeout=} ;;
             env=*=*) envs="$envs '${1#env=}'" ;;
-            preload=nbrma) preload=$top/$BUILD/lib/libnbrma.so ;;
+            preload=nbrma) preload=$(abs "$BUILD/lib/libnbrma.so") ;;
             *) echo "check.sh: $list: unknown field '$1' in: $line" >&2; exit 2 ;;
             esac
             shift
@@ -89,7 +101,7 @@ for list in $lists; do
         */* | *.sh | *.py) case $dir in /*) path=$dir/$prog ;; *) path=$top/${dir#./}/$prog ;; esac ;;
         *) path=""
            for d in tests conformance bin; do
-               [ -x "$BUILD/$d/$prog" ] && { path=$top/$BUILD/$d/$prog; break; }
+               [ -x "$BUILD/$d/$prog" ] && { path=$(abs "$BUILD/$d/$prog"); break; }
            done
            [ -n "$path" ] || { echo "check.sh: $list: no program '$prog' in $BUILD/{tests,conformance,bin}" >&2; exit 2; } ;;
         esac
@@ -130,7 +142,7 @@ echo "check.sh: $n tests from testlists ($MPI, $BUILD)$([ $nfull = 0 ] || echo "
 crashlog=$BUILD/vendor-crashes.log
 rm -f "$crashlog"
 # Every test's outcome, one line each (run-test.sh): the results table.
-export NBRMA_CHECK_LOG="$top/$tdir/results.log"
+export NBRMA_CHECK_LOG="$(abs "$tdir")/results.log"
 : >"$NBRMA_CHECK_LOG"
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")

@@ -17,22 +17,22 @@ env.sh 0 timeout=30 env=FOO=bar
 tap_demo 3 timeout=60
 LIST
 printf '%s ^tap_demo deliberately failing demo\n' "${MPI:-mpich}" >"$tmp/l/known-failures"
-check() { env -u NBRMA_TIMEOUT_SCALE TESTLISTS="$1" FULL="${FULL:-0}" MPI="${MPI:-mpich}" BUILD="$BUILD" TEST_RUNNER="${RUNNER:-$TEST_RUNNER}" \
+check() { env -u NBRMA_TIMEOUT_SCALE CHECK_TDIR="$tmp/t" TESTLISTS="$1" FULL="${FULL:-0}" MPI="${MPI:-mpich}" BUILD="$BUILD" TEST_RUNNER="${RUNNER:-$TEST_RUNNER}" \
     sh harness/check.sh >"$tmp/out" 2>&1; }
 
 check "$tmp/l/testlist"
 t_is $? 0 "a known failure does not fail the run"
 t_like "$tmp/out" 'All tests successful' "prove reports success"
 t_like "$tmp/out" 'tap_demo.*ok' "the known-failing program's test file is ok (as TODO)"
-t_ok $(grep -rq 'TODO known vendor failure: deliberately failing demo' "$BUILD"/t-custom/*.t 2>/dev/null; \
-       sh "$BUILD"/t-custom/002_*.t 2>/dev/null | grep -q '^not ok 1 - tap_demo (exit [0-9]*) # TODO known vendor failure: deliberately failing demo$'; echo $?) \
+t_ok $(grep -rq 'TODO known vendor failure: deliberately failing demo' "$tmp"/t/*.t 2>/dev/null; \
+       sh "$tmp"/t/002_*.t 2>/dev/null | grep -q '^not ok 1 - tap_demo (exit [0-9]*) # TODO known vendor failure: deliberately failing demo$'; echo $?) \
     "it reports one TODO point naming the reason"
 
 # `full`: a line of a wide matrix runs only with FULL=1; the default run says how many it left.
 printf 'env.sh 0 timeout=30 env=FOO=bar\nenv.sh 0 timeout=30 env=FOO=bar full -- wide\n' >"$tmp/l/testlist"
 check "$tmp/l/testlist"
 t_like "$tmp/out" 'check.sh: 1 tests from testlists .*; 1 more with FULL=1' "a 'full' line is left out by default, and counted"
-t_ok $(ls "$BUILD"/t-custom/ | grep -c wide | grep -qx 0; echo $?) "its test file is not written"
+t_ok $(ls "$tmp"/t/ | grep -c wide | grep -qx 0; echo $?) "its test file is not written"
 FULL=1 check "$tmp/l/testlist"
 t_like "$tmp/out" 'check.sh: 2 tests from testlists' "FULL=1 runs it"
 t_like "$tmp/out" 'All tests successful' "and it passes"
@@ -54,7 +54,7 @@ TIMEOUT_SCALE=1 check "$tmp/l/testlist"
 t_ok $((! $?)) "a hanging test fails the run"
 t_like "$tmp/out" 'Files=5, Tests=' "prove ran all five test files"
 t_like "$tmp/out" '005_.*env_again\.t \.+ ok' "the tests after the hangs ran and passed"
-t_is "$(grep -Ec '^build/.*\.t +\(Wstat: .* Failed: 1\)$' "$tmp/out")" 3 "the two hangs and the fatal failure are three failed tests, one failed point each"
+t_is "$(grep -Ec '^[^ ]*\.t +\(Wstat: .* Failed: 1\)$' "$tmp/out")" 3 "the two hangs and the fatal failure are three failed tests, one failed point each"
 t_unlike "$tmp/out" 'Bail out|out of sequence|No plan found|9999' "no bail out, no broken TAP"
 t_like "$tmp/out" "^run-test.sh: watchdog: hang.sh \(a script\) did not finish within [0-9]+ s \(timeout=1 x [0-9.]+: TIMEOUT_SCALE=1, load [0-9.]+ on [0-9]+ cores\); killed after 1 test points" \
     "the script's hang is named, with its limit and how it was scaled, on prove's first lines for it"
@@ -62,7 +62,7 @@ t_like "$tmp/out" "^run-test.sh: watchdog: tap_demo --hang on 3 ranks did not fi
 t_like "$tmp/out" "^run-test.sh: tap_demo --fatal on 3 ranks exited with status [0-9]+ after" "the fatal failure says how it ended"
 t_like "$tmp/out" "^not ok [23] - tap_demo --fatal on 3 ranks exited with status [0-9]+ after [12] of 5 planned test points: rank 1: fatal: the request did not complete within 1 s" \
     "and its failing point names the rank and the reason (prove --failures)"
-sh "$BUILD"/t-custom/002_*.t >"$tmp/tap" 2>/dev/null
+sh "$tmp"/t/002_*.t >"$tmp/tap" 2>/dev/null
 t_ok $(tail -1 "$tmp/tap" | grep -qx '1\.\.3'; echo $?) "the killed program's TAP is closed with a plan matching its points"
 t_like "$tmp/tap" '^not ok 3 - watchdog: tap_demo --hang on 3 ranks did not finish' "the last point is the watchdog's"
 # TIMEOUT_SCALE multiplies the limit (NBRMA_TIMEOUT_SCALE is the product run-test.sh exports).
@@ -90,7 +90,7 @@ t_like "$tmp/out" '^check.sh: [0-9]+ tests in .*load average at the start [0-9.]
     "the load average at the start and the end is reported"
 hogs_left() { ps -eo args | grep -c "^sh .*/harness/cpuhog.sh $(cat "$tmp/l/check.pid")$"; }
 t_is "$(hogs_left)" 0 "no hog outlives the run"
-HOGS=$cores LOAD=1 SLEEP=8 TESTLISTS="$tmp/l/testlist" MPI="${MPI:-mpich}" BUILD="$BUILD" \
+HOGS=$cores LOAD=1 SLEEP=8 CHECK_TDIR="$tmp/t2" TESTLISTS="$tmp/l/testlist" MPI="${MPI:-mpich}" BUILD="$BUILD" \
     sh harness/check.sh >"$tmp/out" 2>&1 &
 pid=$!
 i=0
@@ -157,5 +157,5 @@ rm -f "$tmp/state"
 CRASH="$rt_frames" STATE="$tmp/state" RUNNER="$tmp/fake-runner.sh" check "$tmp/l/testlist"
 t_is $? 0 "make check passes when the repeat passes"
 t_like "$tmp/out" 'run\(s\) repeated after a vendor runtime crash' "and says so after prove's summary"
-rm -rf "$tmp" "$BUILD/t-custom" "$BUILD/vendor-crashes.log"
+rm -rf "$tmp" "$BUILD/vendor-crashes.log"
 t_done
