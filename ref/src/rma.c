@@ -590,6 +590,20 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
             }
         return rc;
     }
+    /* Contiguous on all three sides (fetch_and_op, a contiguous get_accumulate): the pieces go
+     * straight from the origin's and into the result buffer, no gathering copy. */
+    MPI_Aint total = (MPI_Aint)tcount * td->size;
+    if (td->contig && rd->contig && (MPI_Aint)rcount * rd->size == total &&
+        td->basic_size == td->basic_extent &&
+        (op == MPI_NO_OP || (od->contig && (MPI_Aint)ocount * od->size == total))) {
+        for (MPI_Aint done = 0, n; rc == MPI_SUCCESS && done < total; done += n) {
+            n = total - done < budget ? total - done : budget;
+            rc = nbr_tp_of(w, rank)->acc(w, rank, off + done, op, td->basic,
+                                         op == MPI_NO_OP ? NULL : (const char *)obuf + done,
+                                         (char *)rbuf + done, (size_t)n);
+        }
+        return rc;
+    }
     acc_walk_t r = {.len = 0}, a = {.len = 0};
     if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
         (op != MPI_NO_OP &&
