@@ -354,14 +354,14 @@ int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *
         unsigned char *e = (unsigned char *)p + i * s;
         if (s == 4) {
             uint32_t v = 0, r;
-            if (in)
+            if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
                 memcpy(&v, (const char *)in + i * 4, 4);
             r = NBR_AT_OP(uint32_t, e, v, o);
             if (old)
                 memcpy((char *)old + i * 4, &r, 4);
         } else {
             uint64_t v = 0, r;
-            if (in)
+            if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
                 memcpy(&v, (const char *)in + i * 8, 8);
             r = NBR_AT_OP(uint64_t, e, v, o);
             if (old)
