@@ -210,9 +210,11 @@ static MPI_Info flags_info(const nbh_case_t *c)
     static const char *const keys[] = {NBH_KEY_A_A_A_R, NBH_KEY_A_A_E_R, NBH_KEY_E_A_E_R,
                                        NBH_KEY_E_A_A_R};
     MPI_Info info = MPI_INFO_NULL;
-    if (!c->flags && (c->sched < 0 || c->series == NBH_VENDOR))
+    if (!c->flags && (c->sched < 0 || c->series == NBH_VENDOR) && !c->acc_ops)
         return info;
     NBH_MPI(c, MPI_Info_create(&info));
+    if (c->acc_ops)
+        NBH_MPI(c, MPI_Info_set(info, "accumulate_ops", c->acc_ops));
     for (unsigned i = 0; i < sizeof keys / sizeof *keys; i++)
         if (c->flags & (1u << i))
             NBH_MPI(c, MPI_Info_set(info, keys[i], "true"));

@@ -25,6 +25,7 @@ typedef struct {
     int sched;      /* libnbrma's intra-epoch scheduler for its windows: info nbrma_sched =
                        on (1) / off (0); -1: no key (NBRMA_SCHED decides) */
     long sched_th;  /* with sched >= 0: nbrma_sched_th, bytes */
+    const char *acc_ops; /* info accumulate_ops for its windows (MPI-3.1 §11.2.1), or NULL */
     char name[160];
 } nbh_case_t;
 

@@ -428,6 +428,9 @@ typedef struct nbr_win {
     uint64_t fence_calls; /* fence calls so far (collective: equal on every rank) */
     int excl_global;      /* exclusive locks registered in the global word (001 §2.3) */
     unsigned flags;       /* NBR_AAAR... */
+    int acc_same_op; /* info accumulate_ops=same_op at creation (else same_op_no_op, the default) */
+    int acc_native;  /* every rank said same_op and every eligible accumulate of the window can
+                        use atomic instructions (op.c, rma.c; MPI-3.1 §11.2.1) */
     nbr_region_t *regs;   /* dynamic: my attached regions, sorted by base, disjoint */
     int nregs, rcap;
     void **zregs; /* dynamic: zero-size regions (cover nothing; detachable) */

@@ -306,3 +306,85 @@ void nbr_op_run(nbr_kernel_fn *k, const void *in, void *inout, MPI_Aint n, MPI_A
     }
     k(a, b, n);
 }
+
+/* ---- atomic instructions under accumulate_ops=same_op (MPI-3.1 §11.2.1) --------------------------
+ *
+ * "same_op — the implementation will assume that all concurrent accumulate calls to the same
+ * target address will use the same operation" (MPI-3.1 §11.2.1). Then every path that serves an
+ * eligible (op, type) pair — this process's own memory, a node peer's mapped memory, an am
+ * target applying an origin's request, a UCP atomic (UCX_ATOMIC_MODE=cpu) — uses one atomic
+ * instruction per element, and they compose: §11.7.1's element-wise atomicity holds without
+ * the accumulate lock. Pairs outside the set keep the lock everywhere (same_op: no concurrent
+ * accumulate of another op on that location can mix with them). */
+int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
+{
+    int o = op_index(op), cls, repr;
+    const nbr_dtype_t *d;
+    if (o < 0 || !nbr_dtype_classify(basic, &cls, &repr) || nbr_dtype_get(basic, &d) != MPI_SUCCESS ||
+        (d->size != 4 && d->size != 8) || d->size != d->extent)
+        return 0;
+    switch (cls) {
+    case NBR_CLS_CINT:
+    case NBR_CLS_FINT:
+    case NBR_CLS_MULTI:
+        if (o == OP_SUM || o == OP_BAND || o == OP_BOR || o == OP_BXOR)
+            return (int)d->size;
+        /* fall through */
+    case NBR_CLS_LOGICAL: /* the types compare-and-swap takes: REPLACE and NO_OP compose with it */
+        return o == OP_REPLACE || o == OP_NO_OP ? (int)d->size : 0;
+    default:
+        return 0;
+    }
+}
+
+#define NBR_AT_OP(T, p, v, o)                                                                      \
+    (o == OP_SUM    ? __atomic_fetch_add((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                       \
+     : o == OP_BAND ? __atomic_fetch_and((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                       \
+     : o == OP_BOR  ? __atomic_fetch_or((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                        \
+     : o == OP_BXOR ? __atomic_fetch_xor((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                       \
+     : o == OP_REPLACE ? __atomic_exchange_n((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                   \
+                       : __atomic_load_n((T *)(p), __ATOMIC_SEQ_CST))
+
+int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n)
+{
+    int s = nbr_op_atomic_size(op, basic), o = op_index(op);
+    if (!s || (uintptr_t)p % (uintptr_t)s)
+        return 0;
+    for (MPI_Aint i = 0; i < n; i++) {
+        unsigned char *e = (unsigned char *)p + i * s;
+        if (s == 4) {
+            uint32_t v = 0, r;
+            if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
+                memcpy(&v, (const char *)in + i * 4, 4);
+            r = NBR_AT_OP(uint32_t, e, v, o);
+            if (old)
+                memcpy((char *)old + i * 4, &r, 4);
+        } else {
+            uint64_t v = 0, r;
+            if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
+                memcpy(&v, (const char *)in + i * 8, 8);
+            r = NBR_AT_OP(uint64_t, e, v, o);
+            if (old)
+                memcpy((char *)old + i * 8, &r, 8);
+        }
+    }
+    return 1;
+}
+
+int nbr_op_atomic_cas(size_t n, void *p, const void *val, const void *cmp, void *old)
+{
+    if ((n != 4 && n != 8) || (uintptr_t)p % n)
+        return 0;
+    if (n == 4) {
+        uint32_t v, c;
+        memcpy(&v, val, 4), memcpy(&c, cmp, 4);
+        __atomic_compare_exchange_n((uint32_t *)p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        memcpy(old, &c, 4);
+    } else {
+        uint64_t v, c;
+        memcpy(&v, val, 8), memcpy(&c, cmp, 8);
+        __atomic_compare_exchange_n((uint64_t *)p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        memcpy(old, &c, 8);
+    }
+    return 1;
+}

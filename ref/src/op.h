@@ -5,6 +5,7 @@
 #define NBR_OP_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 /* MPI_SUCCESS; MPI_ERR_OP when op is not predefined or not defined on `basic` (or this library
  * has no arithmetic for it, e.g. MPI_REAL16); MPI_ERR_TYPE when `basic` is not a predefined type
@@ -33,6 +34,18 @@ void nbr_op_run(nbr_kernel_fn *k, const void *in, void *inout, MPI_Aint n, MPI_A
  * process, and back; -1 / MPI_OP_NULL when there is none. */
 int nbr_op_index(MPI_Op op);
 MPI_Op nbr_op_at(int index);
+
+/* accumulate_ops=same_op (MPI-3.1 §11.2.1; op.c, docs/ref-internals.md): the element size (4 or
+ * 8) when (op, basic) is served with atomic instructions — MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR
+ * on C/Fortran integers and MPI_AINT/OFFSET/COUNT, MPI_REPLACE and MPI_NO_OP on those and on
+ * logicals — 0 otherwise. nbr_op_atomic applies it to n elements at p (in: the operands, NULL
+ * for MPI_NO_OP; old: the previous contents, or NULL), one sequentially consistent atomic
+ * instruction each; it returns 0 and does nothing when the pair is not eligible or p is not
+ * aligned to the element size (the caller takes its lock path). nbr_op_atomic_cas: one
+ * compare-and-swap of n (4 or 8) bytes at aligned p, else 0. */
+int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic);
+int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n);
+int nbr_op_atomic_cas(size_t n, void *p, const void *val, const void *cmp, void *old);
 
 /* "MPI_SUM", ... or "user-defined op": for error messages. */
 const char *nbr_op_name(MPI_Op op);

@@ -406,6 +406,10 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
         while (nbr_dtype_walk_next(&it, &oo, &to, &len))
             for (MPI_Aint done = 0, n; done < len; done += n) {
                 n = ext > 0 ? acc_piece(len - done, ext) : len - done;
+                if (w->acc_native && ext > 0 && w->t[rank].base &&
+                    nbr_op_atomic(op, td->basic, (const char *)obuf + oo + done,
+                                  w->t[rank].base + off + to + done, NULL, n / ext))
+                    continue; /* accumulate_ops=same_op: atomic instructions (op.c) */
                 int rc = nbr_shm_write(w, rank, off + to + done, (const char *)obuf + oo + done,
                                        (size_t)n);
                 if (rc != MPI_SUCCESS)
@@ -426,7 +430,9 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
             const char *in = (const char *)obuf + oo + done;
             n = acc_piece(len - done, ext);
             if (tbase) {
-                nbr_op_apply(op, td->basic, in, tbase + off + to + done, n / ext);
+                if (!w->acc_native ||
+                    !nbr_op_atomic(op, td->basic, in, tbase + off + to + done, NULL, n / ext))
+                    nbr_op_apply(op, td->basic, in, tbase + off + to + done, n / ext);
             } else { /* private target memory: read, combine, write back */
                 int rc = nbr_shm_read(w, rank, off + to + done, tmp, (size_t)n);
                 if (rc == MPI_SUCCESS) {
@@ -454,6 +460,42 @@ static int acc_walk_take(acc_walk_t *a, MPI_Aint max, MPI_Aint *oo, MPI_Aint *to
     *oo = a->oo, *to = a->to, *len = a->len < max ? a->len : max;
     a->oo += *len, a->to += *len, a->len -= *len;
     return 1;
+}
+
+/* Get_accumulate on a window whose eligible pairs use atomic instructions (accumulate_ops=
+ * same_op, MPI-3.1 §11.2.1; op.c): each piece of target elements is fetched and updated element
+ * by element with one atomic instruction each (a piece whose first element is not aligned —
+ * then none is — under the lock, as every other origin does for that location). Returns
+ * MPI_ERR_TYPE with nothing done when the walks cannot pair the elements (the caller's path). */
+static int get_apply_atomic(nbr_win_t *w, MPI_Op op, const void *obuf, int ocount,
+                            const nbr_dtype_t *od, void *rbuf, int rcount, const nbr_dtype_t *rd,
+                            int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
+{
+    acc_walk_t r = {.len = 0}, a = {.len = 0};
+    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
+        (op != MPI_NO_OP &&
+         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+        return MPI_ERR_TYPE;
+    MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
+    unsigned char *tbase = w->t[rank].base;
+    static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
+    while (acc_walk_take(&r, budget, &oo, &to, &len)) {
+        for (MPI_Aint got = 0, aoo, ato, alen; op != MPI_NO_OP && got < len; got += alen) {
+            if (!acc_walk_take(&a, len - got, &aoo, &ato, &alen))
+                break; /* cannot happen: both walks cover the same target bytes */
+            memcpy(tmp + got, (const char *)obuf + aoo, (size_t)alen);
+        }
+        const void *in = op != MPI_NO_OP ? tmp : NULL;
+        char *res = (char *)rbuf + oo;
+        if (nbr_op_atomic(op, td->basic, in, tbase + off + to, res, len / ext))
+            continue;
+        nbr_acc_lock(&w->t[rank], w->rank);
+        nbr_op_apply(MPI_REPLACE, td->basic, tbase + off + to, res, len / ext);
+        if (op != MPI_NO_OP)
+            nbr_op_apply(op, td->basic, tmp, tbase + off + to, len / ext);
+        nbr_acc_unlock(&w->t[rank]);
+    }
+    return MPI_SUCCESS;
 }
 
 /* Get_accumulate's general path, a chunk per hold: copy a chunk of target elements into the
@@ -517,7 +559,14 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
     MPI_Aint ext = td->basic_extent, budget = NBR_AM_PIECE - NBR_AM_PIECE % ext, oo, to, len;
     int rc = MPI_SUCCESS;
     /* Small noncontiguous target elements: packed (whole elements; results field by field). */
-    const nbr_runs_t *tr = pack_runs(td, 1);
+    /* accumulate_ops=same_op over a transport with its own atomics (ucx): eligible pairs go
+     * piece by piece through the table's acc, which serves aligned elements with UCP atomics —
+     * all of an origin's accumulates to a location through one channel, so they stay ordered
+     * (MPI-3.1 §11.7.2's default accumulate_ordering). */
+    const nbr_runs_t *tr = w->acc_native && nbr_tp_of(w, rank)->acc != nbr_am_acc &&
+                                   nbr_op_atomic_size(op, td->basic)
+                               ? NULL
+                               : pack_runs(td, 1);
     nbr_tp_side_t src, res;
     if (tr && (op == MPI_NO_OP || pack_side(od, ocount, obuf, 1, &src)) &&
         (!rbuf || pack_side(rd, rcount, rbuf, 1, &res))) {
@@ -539,6 +588,20 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
                 rc = nbr_tp_of(w, rank)->acc(w, rank, off + to + done, op, td->basic,
                                 (const char *)obuf + oo + done, NULL, (size_t)n);
             }
+        return rc;
+    }
+    /* Contiguous on all three sides (fetch_and_op, a contiguous get_accumulate): the pieces go
+     * straight from the origin's and into the result buffer, no gathering copy. */
+    MPI_Aint total = (MPI_Aint)tcount * td->size;
+    if (td->contig && rd->contig && (MPI_Aint)rcount * rd->size == total &&
+        td->basic_size == td->basic_extent &&
+        (op == MPI_NO_OP || (od->contig && (MPI_Aint)ocount * od->size == total))) {
+        for (MPI_Aint done = 0, n; rc == MPI_SUCCESS && done < total; done += n) {
+            n = total - done < budget ? total - done : budget;
+            rc = nbr_tp_of(w, rank)->acc(w, rank, off + done, op, td->basic,
+                                         op == MPI_NO_OP ? NULL : (const char *)obuf + done,
+                                         (char *)rbuf + done, (size_t)n);
+        }
         return rc;
     }
     acc_walk_t r = {.len = 0}, a = {.len = 0};
@@ -625,6 +688,10 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
         (op == MPI_NO_OP && !rbuf))
         return 0;
     unsigned char *p = t->base + off;
+    /* accumulate_ops=same_op: an eligible pair at an aligned element, atomic instructions with
+     * no lock (MPI-3.1 §11.2.1; op.c) — every other path of the window does the same for it. */
+    if (w->acc_native && nbr_op_atomic(op, type, obuf, p, rbuf, count))
+        return 1;
     for (MPI_Aint done = 0, len; done < n; done += len) { /* a chunk per lock hold */
         len = acc_piece(n - done, d->size);
         nbr_acc_lock(t, w->rank);
@@ -726,6 +793,10 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                                       .call = call});
     if (nbr_tp_remote(&w->t[rank]))
         return acc_remote(w, call, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount, td);
+    if (w->acc_native && w->t[rank].base && nbr_op_atomic_size(op, td->basic) &&
+        (rc = get_apply_atomic(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
+                               td)) != MPI_ERR_TYPE)
+        return rc;
     if ((rc = get_apply_chunked(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
                                 td)) != MPI_ERR_TYPE)
         return rc;
@@ -777,6 +848,9 @@ static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, co
     size_t n = (size_t)d->size;
     if (nbr_tp_remote(&w->t[rank]))
         return nbr_tp_of(w, rank)->cas(w, rank, off, obuf, cbuf, rbuf, n);
+    if (w->acc_native && w->t[rank].base &&
+        nbr_op_atomic_cas(n, w->t[rank].base + off, obuf, cbuf, rbuf)) /* same_op: op.c */
+        return MPI_SUCCESS;
     unsigned char old[64];
     nbr_acc_lock(&w->t[rank], w->rank);
     rc = nbr_shm_read(w, rank, off, old, n);

@@ -295,6 +295,28 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
     return MPI_SUCCESS;
 }
 
+/* The info key accumulate_ops (MPI-3.1 §11.2.1): "same_op" or "same_op_no_op" (the default).
+ * *same_op is left alone when the info does not name the key. MPI_ERR_INFO_VALUE for any other
+ * value (msg says which). */
+static int parse_acc_ops(MPI_Info info, int *same_op, char *msg, size_t mlen)
+{
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int found = 0;
+    if (PMPI_Info_get(info, "accumulate_ops", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (!found)
+        return MPI_SUCCESS;
+    if (!strcmp(val, "same_op") || !strcmp(val, "same_op_no_op")) {
+        *same_op = !strcmp(val, "same_op");
+        return MPI_SUCCESS;
+    }
+    snprintf(msg, mlen,
+             "info key accumulate_ops has value \"%.60s\"; use same_op or same_op_no_op", val);
+    return MPI_ERR_INFO_VALUE;
+}
+
 /* Where the scheduler applies: on, and some pair of the window remote — with every pair on one
  * node there is no inter-node transfer for the held copies to overlap with, and holding them
  * would only move each copy from its call to the closing call. */
@@ -499,6 +521,8 @@ typedef struct {
     int wrank, amid;     /* its rank in MPI_COMM_WORLD, its id of the window (am transport) */
     int mem_ok;          /* create: its memory lies in one of its MPI_Alloc_mem segments ... */
     nbr_mem_ref_t mem;   /* ... here (mem.c): node peers map it */
+    int acc_ok;          /* accumulate_ops=same_op, and my node peers reach my memory with
+                            load/store (not CMA): atomic instructions can serve accumulates */
 } nbr_peer_info_t;
 
 /* Bytes of one rank's control block: the block, then one pair of matching counters per peer. */
@@ -616,11 +640,24 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         cma_window(1); /* before peers learn they may reach us */
         w->cma = 1;
     }
+    /* accumulate_ops=same_op (MPI-3.1 §11.2.1): eligible accumulates use atomic instructions on
+     * every path (op.c) — only where every origin on my node can issue them on my memory (a
+     * peer reaching it with CMA would read-modify-write it under the lock); dynamic windows keep
+     * the lock (their UCX keys are per region). Every rank sees every rank's answer: one
+     * decision for the window. */
+    const nbr_comm_info_t *ci;
+    if (comm_info(comm, &ci) != MPI_SUCCESS)
+        ci = NULL;
+    mine.acc_ok = w->acc_same_op && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && ci &&
+                  (!w->cma || ci->node_ranks == 1);
     MPI_Request req;
     rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, info, (int)sizeof mine, MPI_BYTE,
                          comm, &req);
     if (rc == MPI_SUCCESS)
         rc = nbr_wait_req(&req);
+    w->acc_native = 1;
+    for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++)
+        w->acc_native &= info[r].acc_ok;
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
         nbr_target_t *t = &w->t[r];
         t->wrank = info[r].wrank;
@@ -749,7 +786,7 @@ static int win_abandon(nbr_win_t *w, MPI_Comm comm, const char *call, int rc, co
 }
 
 static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_unit, MPI_Info info,
-                      unsigned *flags, nbr_sched_cfg_t *sched)
+                      unsigned *flags, nbr_sched_cfg_t *sched, int *same_op)
 {
     const char *bad = NULL;
     char val[MPI_MAX_INFO_VAL + 1] = "", msg[200];
@@ -766,6 +803,9 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ISSUE=%s is neither eager nor delayed",
                             nbr_cfg.ISSUE);
     int rc = parse_sched(info, sched, msg, sizeof msg);
+    *same_op = 0;
+    if (rc == MPI_SUCCESS)
+        rc = parse_acc_ops(info, same_op, msg, sizeof msg);
     if (rc != MPI_SUCCESS)
         return nbr_err_comm(comm, call, rc, "%s",
                             rc == MPI_ERR_INFO ? "the info object could not be read" : msg);
@@ -837,13 +877,15 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
 {
     unsigned flags;
     nbr_sched_cfg_t sched;
-    int rc = check_args(comm, call, size, disp_unit, info, &flags, &sched);
+    int same_op;
+    int rc = check_args(comm, call, size, disp_unit, info, &flags, &sched, &same_op);
     if (rc != MPI_SUCCESS)
         return rc;
     nbr_win_t *w = win_new(flavor, size, disp_unit, comm);
     if (!w)
         return nbr_err_comm(comm, call, MPI_ERR_NO_MEM, "out of memory for the window object");
     w->flags = flags;
+    w->acc_same_op = same_op;
     w->base = base;
     const nbr_comm_info_t *ci;
     if ((rc = comm_info(comm, &ci)) != MPI_SUCCESS) {
@@ -1275,8 +1317,14 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     char msg[200];
     nbr_sched_cfg_t sched = {w->sched, w->sched_bytes, w->issue_delayed};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
+    int same_op = w->acc_same_op;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
         src = parse_sched(info, &sched, msg, sizeof msg);
+    /* accumulate_ops: checked, but the creation's value stays in force (every path of the
+     * window agreed on it then: changing it under concurrent accumulates could mix a lock path
+     * and atomic instructions on one location) and MPI_Win_get_info reports it. */
+    if (rc == MPI_SUCCESS && src == MPI_SUCCESS)
+        src = parse_acc_ops(info, &same_op, msg, sizeof msg);
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
         if (w->issue_delayed && !sched.delayed && w->held_head)
@@ -1316,6 +1364,8 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         rc = PMPI_Info_set(*info, "nbrma_sched_th", th);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_issue", w->issue_delayed ? "delayed" : "eager");
+    if (rc == MPI_SUCCESS) /* MPI-3.1 §11.2.1's default: same_op_no_op */
+        rc = PMPI_Info_set(*info, "accumulate_ops", w->acc_same_op ? "same_op" : "same_op_no_op");
     return rc;
 }
 

@@ -3,8 +3,10 @@
  * it back and takes and releases locks; the per-transport counters (nbr_ucx_stats: UCP puts,
  * gets, atomics, flushes and their bytes; nbr_am_sent: active-message requests) must show the
  * data on UCX and not on am with NBRMA_NET=ucx, and the reverse with NBRMA_NET=am. Accumulates
- * go through am under both (the target's CPU: one path per location, MPI-3.1 §11.7.1), which
- * is checked too. The data must be right either way. */
+ * go through am under both on a default window (the target's CPU: one path per location,
+ * MPI-3.1 §11.7.1), which is checked too — and, on a window whose info says
+ * accumulate_ops=same_op, that eligible accumulates were UCP atomics over ucx (counters accs,
+ * bytes_acc) and still took effect in order. The data must be right either way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +28,7 @@ int main(int argc, char **argv)
         tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
     const int ucx = strcmp(net, "ucx") == 0;
     MPIX_Nbrma_set_impl("ref");
-    tap_plan(6);
+    tap_plan(11);
     char *base;
     MPI_Win win;
     MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
@@ -86,6 +88,75 @@ int main(int argc, char **argv)
         for (int i = 0; i < 6; i++)
             tap_ok(1, "rank 1 serves");
     }
+    int dflt_accs = (int)(u1.accs - u0.accs);
+    MPI_Bcast(&dflt_accs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    tap_ok(dflt_accs == 0, "without accumulate_ops=same_op no accumulate was a UCP atomic (%d)",
+           dflt_accs);
+
+    /* accumulate_ops=same_op (MPI-3.1 §11.2.1): over ucx the eligible accumulates are UCP
+     * atomics (ucx.c), over am the target's CPU applies them; issued back to back with no flush
+     * in between, they still take effect in program order (accumulate_ordering's default). */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "accumulate_ops", "same_op");
+    long long *sb;
+    MPI_Win sw;
+    MPI_Win_allocate(64, 8, info, MPI_COMM_WORLD, &sb, &sw);
+    memset(sb, 0, 64);
+    MPI_Info ginfo;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int found = 0;
+    MPI_Win_get_info(sw, &ginfo);
+    MPI_Info_get(ginfo, "accumulate_ops", MPI_MAX_INFO_VAL, val, &found);
+    MPI_Info_free(&ginfo);
+    tap_ok(found && !strcmp(val, "same_op"), "MPI_Win_get_info reports accumulate_ops=%s",
+           found ? val : "(missing)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    nbr_ucx_stats_t s0 = nbr_ucx_stats;
+    unsigned long m0 = nbr_am_sent;
+    long long r[4] = {-1, -1, -1, -1}, onell = 1, cmpv = 2, newv = 7;
+    if (me == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, sw);
+        MPI_Accumulate(&onell, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, MPI_SUM, sw);
+        MPI_Fetch_and_op(&onell, &r[0], MPI_LONG_LONG, 1, 0, MPI_SUM, sw);
+        MPI_Compare_and_swap(&newv, &cmpv, &r[1], MPI_LONG_LONG, 1, 0, sw);
+        MPI_Fetch_and_op(NULL, &r[2], MPI_LONG_LONG, 1, 0, MPI_NO_OP, sw);
+        MPI_Win_unlock(1, sw);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 1)
+        r[3] = sb[0];
+    MPI_Bcast(r, 3, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&r[3], 1, MPI_LONG_LONG, 1, MPI_COMM_WORLD);
+    unsigned long v[3] = {nbr_ucx_stats.accs - s0.accs, nbr_ucx_stats.bytes_acc - s0.bytes_acc,
+                          nbr_am_sent - m0};
+    MPI_Bcast(v, 3, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
+    tap_ok(r[0] == 1 && r[1] == 2 && r[2] == 7 && r[3] == 7,
+           "SUM, fetch_and_op SUM, CAS, fetch_and_op NO_OP in order, unflushed: fetched %lld, "
+           "%lld, %lld (1, 2, 7), final %lld (7)",
+           r[0], r[1], r[2], r[3]);
+    if (ucx)
+        tap_ok(v[0] == 4 && v[1] == 32 && v[2] == 0,
+               "under same_op the 4 accumulates were UCP atomics (%lu, %lu bytes), no active "
+               "message (%lu)",
+               v[0], v[1], v[2]);
+    else
+        tap_ok(v[0] == 0 && v[2] >= 4, "over am the target's CPU applied them (%lu requests)",
+               v[2]);
+    MPI_Win_free(&sw);
+    /* Any other value is refused with MPI_ERR_INFO_VALUE (on every rank alike). */
+    MPI_Info_set(info, "accumulate_ops", "sum_only");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int bad = MPI_Win_allocate(64, 8, info, MPI_COMM_WORLD, &sb, &sw), cls = -1;
+    if (bad == MPI_SUCCESS)
+        MPI_Win_free(&sw);
+    else
+        MPI_Error_class(bad, &cls);
+    tap_ok(cls == MPI_ERR_INFO_VALUE, "accumulate_ops=sum_only refused with MPI_ERR_INFO_VALUE "
+                                      "(class %d)",
+           cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Info_free(&info);
     MPI_Win_free(&win);
     free(src), free(back);
     int rc = tap_done();

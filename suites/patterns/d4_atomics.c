@@ -3,7 +3,8 @@
  * Origin rank 0 holds an exclusive lock on target rank 1; each sample is one operation on 8-byte
  * integers (MPI_INT64_T) followed by MPI_Win_flush:
  *   accumulate MPI_SUM and MPI_MIN over --sizes bytes (s/8 elements),
- *   fetch_and_op MPI_SUM and compare_and_swap on one element.
+ *   fetch_and_op MPI_SUM and compare_and_swap on one element; fetch_and_op again on a window
+ *   created with info accumulate_ops=same_op.
  * Paper's fits: P_acc,sum = 28 ns*s + 2.4 us, P_acc,min = 0.8 ns*s + 7.3 us, P_CAS = 2.4 us.
  * Validation follows every update: SUM adds 1 per operation, MIN lowers by 1 per operation,
  * fetch_and_op and CAS must return the previous counter value each time. */
@@ -129,6 +130,9 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
                          op == OP_ACC_SUM ? "sum" : "min", sn, sz);
         }
     nbh_add_case(ctx, s, OP_FOP, 8, run, "D4_fetch_and_op/%s", sn);
+    /* The same on a window whose info says accumulate_ops=same_op (MPI-3.1 §11.2.1): libnbrma
+     * then serves it with a UCP atomic toward a ucx peer (compare with U1's fetching add). */
+    nbh_add_case(ctx, s, OP_FOP, 8, run, "D4_fetch_and_op_same_op/%s", sn)->acc_ops = "same_op";
     nbh_add_case(ctx, s, OP_CAS, 8, run, "D4_cas/%s", sn);
 }
 

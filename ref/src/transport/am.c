@@ -1187,6 +1187,12 @@ static void serve_packed(nbr_win_t *w, const am_hdr_t *h, const char *p, size_t 
                 if (!a)
                     break;
                 MPI_Aint k = (MPI_Aint)(n / d->extent);
+                if (w->acc_native && /* accumulate_ops=same_op: atomic instructions (op.c) */
+                    nbr_op_atomic(op, basic, op != MPI_NO_OP ? data : NULL, a, old ? o : NULL, k)) {
+                    o += old ? n : 0, data += op != MPI_NO_OP ? n : 0;
+                    len -= n;
+                    continue;
+                }
                 if (old)
                     nbr_op_apply(MPI_REPLACE, basic, a, o, k), o += n;
                 if (op != MPI_NO_OP)
@@ -1303,6 +1309,10 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         char *old = NULL;
         if (a && h->a && !(old = malloc(h->len ? h->len : 1)))
             a = NULL, err = MPI_ERR_NO_MEM;
+        if (a && w->acc_native && /* accumulate_ops=same_op: atomic instructions (op.c) */
+            nbr_op_atomic(op, basic, op != MPI_NO_OP ? p : NULL, a, old,
+                          (MPI_Aint)h->len / d->extent))
+            a = NULL;
         if (a) {
             nbr_acc_lock(me, w->rank);
             if (old)
@@ -1320,6 +1330,10 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         unsigned char old[64];
         if (a && (h->len > sizeof old || plen < 2 * h->len))
             a = NULL, err = MPI_ERR_INTERN;
+        if (a && w->acc_native && nbr_op_atomic_cas(h->len, a, p, p + h->len, old)) {
+            reply(peer, h->tok, err, 0, old, h->len); /* same_op: atomic (op.c) */
+            break;
+        }
         if (a) {
             nbr_acc_lock(me, w->rank);
             memcpy(old, a, h->len);

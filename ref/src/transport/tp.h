@@ -54,7 +54,8 @@ enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
  * branches are the hot paths). A pair's table is nbr_tp_table[w->t[r].net]; adding a transport is
  * one file with one table and one entry in tp.c (docs/ref-internals.md, "The transport seam"). A
  * transport may take an entry from another one (ucx serves accumulates through am's: the target's
- * CPU, one path for every accumulate of a location, MPI-3.1 §11.7.1).
+ * CPU, one path for every accumulate of a location, MPI-3.1 §11.7.1 — except the eligible pairs
+ * of accumulate_ops=same_op windows, which every path serves with atomic instructions: op.c).
  *
  * `ordered`: a pair's operations take effect at the target in the order they were issued (am: its
  * requests are served in order). Only then may a lock release or a PSCW done notification follow
@@ -175,6 +176,7 @@ int nbr_tp_settled(nbr_win_t *w);
 /* Counters by transport (tests: the bytes went through UCX, not am). */
 typedef struct {
     unsigned long puts, gets, amos, flushes, bytes_put, bytes_got;
+    unsigned long accs, bytes_acc; /* accumulate atomics (accumulate_ops=same_op windows) */
 } nbr_ucx_stats_t;
 extern nbr_ucx_stats_t nbr_ucx_stats;
 /* What nbrma-settings prints about UCX: its version, and (verbose) the transports toward a peer

@@ -50,6 +50,7 @@
 #include <ucp/api/ucp.h>
 
 #include "nbr.h"
+#include "op.h"
 #include "transport/tp.h"
 
 int nbr_ucx_on;
@@ -81,6 +82,7 @@ typedef struct {
     int dirty;        /* on the window's dirty list */
     uint64_t sent[4]; /* notifications: the last value sent per slot (NBR_NS_*) */
     uint64_t guess[2]; /* the last value seen of each control word (the CSWAP loop's guess) */
+    long acc_since;    /* accumulate atomics issued since the last ucp_worker_fence (ucx_acc) */
     ucx_rreg_t *rr;    /* dynamic windows: the owner's regions whose keys we fetched */
     int nrr, caprr;
 } ucx_pair_t;
@@ -104,7 +106,7 @@ typedef struct {
 
 /* ---- operations in flight -------------------------------------------------------------------- */
 
-enum { OP_PUT = 1, OP_GET, OP_AMO, OP_AMO_NR, OP_NOTIFY, OP_FLUSH };
+enum { OP_PUT = 1, OP_GET, OP_AMO, OP_AMO_NR, OP_NOTIFY, OP_FLUSH, OP_ACC };
 /* What an operation's end settles: nothing (a put or non-fetching atomic: its flush completes
  * it; a notification), one of tp_out (a get, a fetching atomic), n of tp_out (a flush), a lock
  * try (tp_tries). */
@@ -124,6 +126,8 @@ typedef struct ucx_op {
     int amo, word; /* NBR_AMO_*, NBR_W_* */
     int reading;   /* a conditional add's read of the word (cadd_again) */
     uint64_t a, b; /* its arguments (CADD retries) */
+    void *res;     /* OP_ACC: where the old value goes at completion (esize bytes), or NULL */
+    int esize;
     struct ucx_op *next;
 } ucx_op_t;
 
@@ -139,7 +143,7 @@ static ucx_op_t *op_new(nbr_win_t *w, int rank, int kind, int acct)
     *o = (ucx_op_t){.kind = kind, .w = w, .rank = rank, .acct = acct};
     /* A request-based call's first remote operation makes its request (rma.c's NBR_R_ENTRY):
      * the RMA operations of a call, not its synchronization. */
-    if (kind == OP_PUT || kind == OP_GET) {
+    if (kind == OP_PUT || kind == OP_GET || kind == OP_ACC) {
         if (!w->op_req && w->want_req && !w->replaying && (w->op_req = nbr_req_new(w)))
             w->got_req = w->op_req;
         if ((o->req = w->op_req)) {
@@ -203,6 +207,8 @@ static void op_done(ucx_op_t *o, ucs_status_t st)
                    st);
     if (o->cell)
         *o->cell = (nbr_tp_cell_t){.state = NBR_CELL_READY, .err = err, .val = o->reply};
+    if (o->kind == OP_ACC && o->res && st == UCS_OK) /* the result lands at completion */
+        memcpy(o->res, &o->reply, (size_t)o->esize);
     if (o->req) {
         nbr_req_op_done(o->req, err);
         nbr_req_release(o->req);
@@ -498,6 +504,109 @@ static int ucx_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b
     return 0;
 }
 
+/* ---- accumulates under accumulate_ops=same_op -----------------------------------------------
+ *
+ * MPI-3.1 §11.2.1: with accumulate_ops=same_op "the implementation will assume that all
+ * concurrent accumulate calls to the same target address will use the same operation". On such
+ * a window (w->acc_native, agreed at creation) the eligible (op, type) pairs of op.c — SUM, BAND,
+ * BOR, BXOR, REPLACE, NO_OP on 4- and 8-byte integers, compare-and-swap of 4 or 8 bytes — at an
+ * aligned target address are one UCP atomic per element (ADD, AND, OR, XOR, SWAP, a fetching ADD
+ * of 0, CSWAP); every other path of the window (node peers, the target itself, am targets) uses
+ * CPU atomic instructions for them, and UCX_ATOMIC_MODE=cpu makes UCP's atomics CPU atomics too,
+ * so §11.7.1's element-wise atomicity holds. Anything else goes to the target's CPU (am).
+ *
+ * Ordering: MPI-3.1 §11.7.2 — "accumulate_ordering ... The default value is rar,raw,war,waw":
+ * an origin's accumulates to one location take effect in program order. UCP orders nothing
+ * between operations on an endpoint without a fence, so an accumulate that follows others still
+ * outstanding toward the same peer first calls ucp_worker_fence (once per call, not per
+ * element: one call's elements are distinct locations). An origin's eligible accumulates to a
+ * location all go this way (rma.c sends them piece by piece, never packed through am), so one
+ * channel carries them.
+ *
+ * Completion: non-fetching atomics count like puts (their flush completes them); fetching ones
+ * (and SWAP, which always fetches in UCP) count until their reply is here, which is copied into
+ * the caller's result then. */
+static int acc_issue(nbr_win_t *w, int r, ucp_atomic_op_t uop, int s, const void *operand,
+                     const void *swap, void *res, uint64_t ra)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    int fetch = res || uop == UCP_ATOMIC_OP_SWAP || uop == UCP_ATOMIC_OP_CSWAP;
+    ucx_op_t *o = op_new(w, r, OP_ACC, fetch ? ACCT_OUT : ACCT_NONE);
+    if (!o)
+        return nbr_err(w, "libnbrma (ucx)", MPI_ERR_NO_MEM, "out of memory for an atomic");
+    o->res = res;
+    o->esize = s;
+    if (operand)
+        memcpy(&o->operand, operand, (size_t)s);
+    if (swap)
+        memcpy(&o->reply, swap, (size_t)s);
+    ucp_request_param_t prm = send_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.datatype = ucp_dt_make_contig((size_t)s);
+    if (fetch) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = &o->reply;
+        tp_out_add(w, r, 1);
+    } else {
+        pair_dirty(w, r);
+    }
+    nbr_ucx_stats.accs++;
+    nbr_ucx_stats.bytes_acc += (unsigned long)s;
+    int rc = launched(o, ucp_atomic_op_nbx(p->ep, uop, &o->operand, 1, ra, p->wkey, &prm));
+    if (rc != MPI_SUCCESS)
+        return nbr_err(w, "libnbrma (ucx)", rc, "an accumulate atomic toward rank %d failed", r);
+    return MPI_SUCCESS;
+}
+
+/* Order the n atomics about to be issued toward r after the accumulates still outstanding. */
+static void acc_order(nbr_win_t *w, int r, long n)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    if (p->acc_since && __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) {
+        ucs_status_t st = ucp_worker_fence(worker);
+        if (st != UCS_OK)
+            note_error(w, r, "a fence", st);
+    }
+    p->acc_since = n;
+}
+
+static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
+                   const void *src, void *result, size_t len)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    int s = w->acc_native ? nbr_op_atomic_size(op, basic) : 0;
+    uint64_t ra = p->wbase + (uint64_t)off;
+    if (!s || !p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result))
+        return nbr_am_acc(w, r, off, op, basic, src, result, len);
+    ucp_atomic_op_t uop = op == MPI_SUM    ? UCP_ATOMIC_OP_ADD
+                          : op == MPI_BAND ? UCP_ATOMIC_OP_AND
+                          : op == MPI_BOR  ? UCP_ATOMIC_OP_OR
+                          : op == MPI_BXOR ? UCP_ATOMIC_OP_XOR
+                          : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
+                                              : UCP_ATOMIC_OP_ADD; /* MPI_NO_OP: fetch, add 0 */
+    static const uint64_t zero = 0;
+    size_t n = len / (size_t)s;
+    acc_order(w, r, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = acc_issue(w, r, uop, s, op == MPI_NO_OP ? (const void *)&zero : (const char *)src + i * s,
+                           NULL, result ? (char *)result + i * s : NULL, ra + i * s);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int ucx_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp,
+                   void *result, size_t n)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    uint64_t ra = p->wbase + (uint64_t)off;
+    if (!w->acc_native || (n != 4 && n != 8) || !p->wkey || ra % n)
+        return nbr_am_cas(w, r, off, val, cmp, result, n);
+    acc_order(w, r, 1);
+    return acc_issue(w, r, UCP_ATOMIC_OP_CSWAP, (int)n, cmp, val, result, ra);
+}
+
 static void ucx_notify(nbr_win_t *w, int r, int slot, uint64_t v)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
@@ -643,7 +752,7 @@ static int ucx_start(void)
     if (!getenv("UCX_ATOMIC_MODE") && !getenv("NBRMA_UCX_ATOMIC_MODE"))
         (void)ucp_config_modify(cfg, "ATOMIC_MODE", "cpu");
     ucp_params_t prm = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
+                        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
                         .mt_workers_shared = 0};
     st = ucp_init(&prm, cfg, &ctx);
     ucp_config_release(cfg);
@@ -1061,10 +1170,11 @@ const nbr_tp_ops_t nbr_tp_ucx_ops = {
     .ordered = 0,
     .put = ucx_put,
     .get = ucx_get,
-    /* Accumulates, compare-and-swap and packed transfers: the target's CPU (the file's comment;
-     * packed: one message per 16 KiB instead of one RDMA operation per small block). */
-    .acc = nbr_am_acc,
-    .cas = nbr_am_cas,
+    /* Accumulates and compare-and-swap: the target's CPU (the file's comment), but UCP atomics
+     * for eligible pairs of accumulate_ops=same_op windows (ucx_acc); packed transfers: one
+     * message per 16 KiB instead of one RDMA operation per small block. */
+    .acc = ucx_acc, /* accumulate_ops=same_op: UCP atomics where eligible; else am's */
+    .cas = ucx_cas,
     .amo = ucx_amo,
     .notify = ucx_notify,
     .put_packed = nbr_am_put_packed,
