@@ -367,6 +367,7 @@ typedef struct nbr_win {
     MPI_Win handle;  /* what the application holds (a vendor window) */
     MPI_Group group; /* the window's group (PSCW groups translate into it) */
     int rank, size, flavor;
+    int acc_same_op; /* info accumulate_ops=same_op at creation (else same_op_no_op, the default) */
     /* Intra-epoch scheduling (002 §4; epoch.c): a Put/Get to a shm peer of at least sched_th
      * bytes in a ready epoch is held until the closing call or a flush; NBR_AINT_MAX when the
      * scheduler is off or no pair of the window is remote (nothing to overlap the copies with). */
@@ -374,6 +375,8 @@ typedef struct nbr_win {
     int sched; /* the scheduler is on (nbrma_sched / NBRMA_SCHED) */
     MPI_Aint sched_bytes; /* its threshold as set, whether or not it applies (Win_get_info) */
     int cma; /* peers reach my memory with CMA (create, dynamic) */
+    int acc_native;  /* every rank said same_op and every eligible accumulate of the window can
+                        use atomic instructions (op.c, rma.c; MPI-3.1 §11.2.1) */
     void *base;
     MPI_Aint bytes;
     int disp_unit;
@@ -428,9 +431,6 @@ typedef struct nbr_win {
     uint64_t fence_calls; /* fence calls so far (collective: equal on every rank) */
     int excl_global;      /* exclusive locks registered in the global word (001 §2.3) */
     unsigned flags;       /* NBR_AAAR... */
-    int acc_same_op; /* info accumulate_ops=same_op at creation (else same_op_no_op, the default) */
-    int acc_native;  /* every rank said same_op and every eligible accumulate of the window can
-                        use atomic instructions (op.c, rma.c; MPI-3.1 §11.2.1) */
     nbr_region_t *regs;   /* dynamic: my attached regions, sorted by base, disjoint */
     int nregs, rcap;
     void **zregs; /* dynamic: zero-size regions (cover nothing; detachable) */

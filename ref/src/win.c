@@ -519,10 +519,11 @@ typedef struct {
     uint64_t inc;        /* ... and that block's incarnation */
     uint64_t node;       /* its node (real or virtual) */
     int wrank, amid;     /* its rank in MPI_COMM_WORLD, its id of the window (am transport) */
+    int acc_ok;          /* accumulate_ops=same_op, and my node peers reach my memory with
+                            load/store (not CMA): atomic instructions can serve accumulates
+                            (here: in what was padding before mem) */
     int mem_ok;          /* create: its memory lies in one of its MPI_Alloc_mem segments ... */
     nbr_mem_ref_t mem;   /* ... here (mem.c): node peers map it */
-    int acc_ok;          /* accumulate_ops=same_op, and my node peers reach my memory with
-                            load/store (not CMA): atomic instructions can serve accumulates */
 } nbr_peer_info_t;
 
 /* Bytes of one rank's control block: the block, then one pair of matching counters per peer. */
@@ -645,11 +646,8 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
      * peer reaching it with CMA would read-modify-write it under the lock); dynamic windows keep
      * the lock (their UCX keys are per region). Every rank sees every rank's answer: one
      * decision for the window. */
-    const nbr_comm_info_t *ci;
-    if (comm_info(comm, &ci) != MPI_SUCCESS)
-        ci = NULL;
-    mine.acc_ok = w->acc_same_op && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && ci &&
-                  (!w->cma || ci->node_ranks == 1);
+    mine.acc_ok = w->acc_same_op && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+                  (!w->cma || w->size - w->nremote == 1); /* nremote: create_window */
     MPI_Request req;
     rc = PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, info, (int)sizeof mine, MPI_BYTE,
                          comm, &req);
