@@ -10,6 +10,7 @@
  * the window's communicator; a blocking send carries it to the receive on a duplicate of
  * MPI_COMM_WORLD. The analysis (rmacheck.py) decides happens-before from those clocks. */
 #include "rt.h"
+#include "../../../../harness/relax.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -634,7 +635,10 @@ static int wworld(int widx, int r)
 }
 
 /* The runtime never blocks inside the vendor MPI (oversubscribed nodes: MPICH's blocking calls
- * spin and starve the peer they wait for): every wait is a test loop that yields the core. The
+ * spin and starve the peer they wait for): every wait is a test loop that gives the core away
+ * with harness/relax.h's nbh_relax, libnbrma's policy (docs/ref.md, "Waiting on a busy node"): a
+ * sched_yield at every turn gets about 1% of a core beside other jobs' CPU-bound tasks on Linux
+ * >= 6.6 (EEVDF charges the yielder a slice), so such a wait could take seconds. The
  * test is the next library's MPI_Test, not PMPI_Test: under libnbrma that also drives its
  * progress engine, which a peer may need from this rank before it can reach the collective or
  * send the message waited for (a deferred MPIX_Win_icomplete, say). */
@@ -647,7 +651,7 @@ static int rc_wait(MPI_Request *r)
     int done = 0, rc;
     int d = rc_big_release();
     while ((rc = next_MPI_Test(r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
-        sched_yield();
+        nbh_relax();
     rc_big_reacquire(d);
     return rc;
 }
