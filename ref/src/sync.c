@@ -115,6 +115,15 @@ static int fence_yield(nbr_win_t *w, const char *call)
                        "epoch follows)",
                        w->epoch_ops);
     w->fence_ep = NULL;
+    if (e->rs) { /* 004 Fig. 2a: the previous fence returned without a barrier; the epoch that
+                    comes now waits for every peer to have completed it (epoch.c, rs_step) */
+        w->rs_hold = 0;
+        nbr_issue_update(w);
+        e->rs_yield = 1;
+        nbr_epoch_close(w, e, NULL);
+        nbr_progress();
+        return MPI_SUCCESS;
+    }
     nbr_epoch_drop(w, e);
     return MPI_SUCCESS;
 }
@@ -141,8 +150,13 @@ static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
         return rc;
     }
     uint64_t no = ++w->fence_calls; /* collective: the same number on every rank */
+    if (next) { /* MPI_Win_set_info is collective: the same strategy on every rank */
+        next->rs = (unsigned char)w->fence_rs;
+        next->rs_after = next->rs && w->fence_ep && w->fence_ep->rs;
+    }
     if (w->fence_ep) {
         w->fence_ep->close_no = no;
+        w->fence_ep->rs_last = !next || !next->rs;
         nbr_epoch_close(w, w->fence_ep, r);
         w->fence_ep = NULL;
     }
@@ -151,6 +165,10 @@ static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
         next->assert = assert;
         nbr_epoch_enqueue(w, next);
         w->fence_ep = next;
+    }
+    if (w->rs_hold != (next && next->rs)) {
+        w->rs_hold = next && next->rs;
+        nbr_issue_update(w);
     }
     w->epoch_ops = 0;
     nbr_progress();
