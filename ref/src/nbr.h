@@ -462,6 +462,8 @@ typedef struct nbr_win {
      * MPI_Ireduce_scatter_block of rs_flags (one int per peer: O(P), counted in st_meta);
      * rs_expect: notifications due over all fences (ctl->rs_arrived reaches it). */
     int fence_rs, rs_hold, rs_comm_ok;
+    int rs_yielded; /* the last fence epoch was a reduce-scatter one that start/post/lock/lock_all
+                       ended: the next fence still closes one (empty), as every other rank's does */
     MPI_Comm rs_comm;
     int *rs_flags;
     uint64_t rs_expect;

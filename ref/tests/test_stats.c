@@ -369,6 +369,20 @@ int main(int argc, char **argv)
         MPI_Win_unlock(peer, win);
         tap_is_long(seen, 3L * p, "reduce_scatter: a lock after the fence reads its epoch's data");
         MPI_Barrier(MPI_COMM_WORLD);
+        /* A fence epoch that a lock ends on rank 0 only, while the others close it with a
+         * fence after accumulates in it (toward ranks other than 0): rank 0's next fence takes
+         * part in the same reduce-scatter (else every rank would wait forever). */
+        MPI_Win_fence(0, win);
+        if (me == 0) {
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+            MPI_Win_unlock(0, win);
+        } else if (peer != 0) {
+            MPI_Accumulate(&one, 1, MPI_LONG, peer, N - 2, 1, MPI_LONG, MPI_SUM, win);
+        }
+        MPI_Win_fence(0, win);
+        tap_is_long(base[N - 2], 3L * p + (me > 1 ? 1 : 0),
+                    "reduce_scatter: a fence epoch a lock ended on rank 0 only, closed elsewhere");
+        MPI_Barrier(MPI_COMM_WORLD);
         /* The nonblocking fence under it, and a switch to the barrier fence. */
         MPI_Request rq;
         MPIX_Win_ifence(0, win, &rq);
