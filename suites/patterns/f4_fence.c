@@ -45,8 +45,8 @@ static void run(gb_state_t *st, void *arg)
     NBH_MPI(c, MPI_Info_set(info, "nbrma_fence", c->op ? "reduce_scatter" : "barrier"));
     long *base, *src = malloc(n * sizeof *src);
     MPI_Win win;
-    NBH_MPI(c, MPI_Win_allocate((MPI_Aint)(2 * n * sizeof(long)), sizeof(long), info,
-                                c->ctx->comm, &base, &win));
+    NBH_MPI(c, MPI_Win_allocate((MPI_Aint)(2 * n * sizeof(long)), sizeof(long), info, c->ctx->comm,
+                                &base, &win));
     NBH_MPI(c, MPI_Info_free(&info));
     if (!src)
         nbh_mpi_fail(c, "malloc", MPI_ERR_NO_MEM, __FILE__, __LINE__);
@@ -71,7 +71,8 @@ static void run(gb_state_t *st, void *arg)
         double t = MPI_Wtime() - t0;
         nbh_rec_sample(&rec, st, &t);
         for (size_t i = 0; i < n && ok; i++)
-            ok = base[i] == value(left, epoch, i) && (nt == 1 || base[n + i] == value(right, epoch, i));
+            ok = base[i] == value(left, epoch, i) &&
+                 (nt == 1 || base[n + i] == value(right, epoch, i));
         /* the closing fence opened the next epoch: no rank's puts may land before this check */
         NBH_MPI(c, MPI_Barrier(c->ctx->comm));
     }
