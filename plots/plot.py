@@ -573,6 +573,26 @@ def fig_f6(own, every):
     return out
 
 
+def fig_f4(own, every):
+    """F4: per algorithm (fence:barrier/reduce_scatter), the epoch time vs puts per neighbour
+    (this MPI's ref series; procs and node layout as run)."""
+    rs = pick(own, {"F4_fence"})
+    if not rs:
+        return None
+    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get("fence"))
+    cols = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
+    t = {}
+    for r in rs:
+        if "epoch_us" in r.counters and "ops" in r.params:
+            t.setdefault(r.params["ops"], {})[key(r)] = r.counters["epoch_us"]
+    head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
+                      for k in cols]
+    comment = ["F4_fence: median µs per fence epoch (epoch_us), max across ranks",
+               "column 1: puts per neighbour per epoch; then one column per algorithm, p and "
+               "(virtual) nodes"]
+    return {"f4_fence.time.dat": table(comment, head, t, cols)}
+
+
 F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff"]
 F3_SCALES = [2048, 100000]
 
@@ -658,7 +678,7 @@ def fig_rc_scaling(own, every):
     return {"rmacheck_scaling.dat": table(comment, ["accesses"] + cols, t, cols)}
 
 
-FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6,
+FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6, "f4_fence": fig_f4,
            "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,

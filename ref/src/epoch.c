@@ -91,7 +91,7 @@ static void push_replay(nbr_epoch_t *e)
  * iterate_on_progression. An epoch holding such calls sits on the window's held list. */
 static void held_add(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->on_held)
+    if (e->on_held || e->rs) /* a reduce-scatter fence epoch's calls wait for rs_step only */
         return;
     e->on_held = 1;
     LIST_APPEND(w->held_head, w->held_tail, e, hnext, hprev);
@@ -293,7 +293,7 @@ static void mark_closed(nbr_win_t *w, nbr_epoch_t *e, nbr_req_t *req)
     e->closed = 1;
     e->close_seq = ++w->seq;
     nbr_epoch_set_direct(w, e, 0);
-    if (e->on_held) { /* the closing call carries out what the scheduler held (002 §4) */
+    if (e->on_held && !e->rs) { /* the closing call carries out what the scheduler held (002 §4) */
         held_remove(w, e);
         push_replay(e);
     }
@@ -499,7 +499,7 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
         if (w->t[r->rank].net != NBR_NET_SHM)
             w->held_remote = 1; /* delayed issue (004 §III-D): flushes toward it release */
     }
-    else if (e->state == NBR_ES_READY) /* another thread made it ready meanwhile: carry it out */
+    else if (e->state == NBR_ES_READY && !e->rs) /* another thread made it ready meanwhile */
         push_replay(e);
     return MPI_SUCCESS;
 }
@@ -662,6 +662,112 @@ static void fence_wait(nbr_win_t *w, nbr_epoch_t *e)
     source_link(&w->src_fence);
 }
 
+/* ---- the reduce-scatter fence (paper 004 §III-C1, Fig. 2a; 003 §4) ---------------------------
+ * NBRMA_FENCE=reduce_scatter. The opening fence is a no-op and the epoch's calls are held (every
+ * one recorded, as delayed issue does). At the closing fence, once the epoch is ready and every
+ * earlier epoch is done (rs_start, from the engine):
+ *   phase 0  flags[t] = 1 for each target t of a held call, and an MPI_Ireduce_scatter_block
+ *            (sum) of them on the window's own communicator: rs_in = origins that will notify me;
+ *   phase 1  the engine tests it (libnbrma never blocks inside the vendor MPI); done: every rank
+ *            reached this closing fence with its previous epochs complete, so the held calls may
+ *            go — they are replayed (issued) now;
+ *   phase 2  once my calls are complete (try_complete's remote_done: shm at the call, am
+ *            acknowledged by the target's CPU, ucx flushed), each flagged target gets one
+ *            fetch-add on its rs_arrived word (the "last operation decrements the target's
+ *            counter" of 003 §4; behind the data on every transport);
+ *   phase 3  my rs_arrived reaches rs_expect (sum of rs_in over all fences): every origin that
+ *            targeted me completed. Then I signal this fence number (no wait) for an epoch of
+ *            another kind that may follow; and when the closing call opens no reduce-scatter
+ *            epoch (MPI_MODE_NOSUCCEED, or the barrier fence next: rs_last)
+ *   phase 4  wait for every peer's signal: a lock or PSCW epoch after it finds no access of this
+ *            epoch still in flight toward any target (a barrier, as the barrier fence does).
+ * An epoch the fence opened but start/post/lock/lock_all ended (rs_yield) waits likewise for
+ * every peer's signal of the fence that opened it (rs_after: that fence closed a reduce-scatter
+ * epoch without a barrier). Work per fence: O(P) for the flags, the collective, O(targets)
+ * notifications; no barrier between two reduce-scatter fence epochs. */
+static void rs_resume(nbr_epoch_t *e)
+{
+    if (e->nrec)
+        push_replay(e);
+    else
+        push_work(e);
+}
+
+/* What e waits for is there (phase 1: the reduce-scatter completed, its result taken). */
+static int rs_poll(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->rs_yield)
+        return !e->rs_after || fence_passed(w, e->fence_no);
+    switch (e->rs_phase) {
+    case 1: {
+        int done = 0;
+        if (PMPI_Test(&e->rs_req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            done = 1; /* every rank sees the failure alike: no notification is due */
+            e->rs_in = 0;
+            if (!e->err)
+                e->err = MPI_ERR_OTHER;
+        }
+        if (!done)
+            return 0;
+        w->rs_expect += (uint64_t)e->rs_in;
+        e->rs_phase = 2;
+        return 1;
+    }
+    case 3:
+        return __atomic_load_n(&w->ctl->rs_arrived, __ATOMIC_ACQUIRE) >= w->rs_expect;
+    case 4:
+        return fence_passed(w, e->close_no);
+    }
+    return 1;
+}
+
+static void rs_start(nbr_win_t *w, nbr_epoch_t *e)
+{
+    memset(w->rs_flags, 0, (size_t)w->size * sizeof *w->rs_flags);
+    for (nbr_rec_t *r = e->rec; r; r = r->next)
+        if ((unsigned)r->rank < (unsigned)w->size)
+            w->rs_flags[r->rank] = 1;
+    e->rs_phase = 1;
+    if (PMPI_Ireduce_scatter_block(w->rs_flags, &e->rs_in, 1, MPI_INT, MPI_SUM, w->rs_comm,
+                                   &e->rs_req) != MPI_SUCCESS) {
+        e->rs_req = MPI_REQUEST_NULL; /* tested at once: complete */
+        e->rs_in = 0;
+        if (!e->err)
+            e->err = MPI_ERR_OTHER;
+    }
+    if (rs_poll(w, e))
+        rs_resume(e);
+    else
+        fence_wait(w, e);
+}
+
+/* try_complete's part (my calls complete): phases 2 to 4, or an ended epoch's wait. 1: done. */
+static int rs_finish(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (!e->rs_yield && e->rs_phase == 2) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my calls' effects before the notification */
+        for (int t = 0; t < w->size; t++)
+            if (w->rs_flags[t])
+                nbr_tp_amo_nr(w, t, NBR_W_RS, NBR_AMO_FADD, 1);
+        e->rs_phase = 3;
+    }
+    if (!e->rs_yield && e->rs_phase == 3) {
+        if (!rs_poll(w, e)) {
+            fence_wait(w, e);
+            return 0;
+        }
+        signal_fence(w, e->close_no);
+        if (!e->rs_last)
+            return 1;
+        e->rs_phase = 4;
+    }
+    if (!rs_poll(w, e)) {
+        fence_wait(w, e);
+        return 0;
+    }
+    return 1;
+}
+
 /* Delayed issue (004 §III-D): a deferred epoch that becomes ready keeps its recorded calls for
  * the closing call or a flush, unless one of them is an R-variant, whose request the
  * application may wait for inside the epoch, or a flush is already waiting (it released the
@@ -686,6 +792,13 @@ static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
         nbr_req_finish(e->open_req, MPI_SUCCESS);
         nbr_req_release(e->open_req);
         e->open_req = NULL;
+    }
+    if (e->rs) { /* reduce-scatter fence: every call waits for the closing fence (rs_start) */
+        if (e->closed)
+            push_work(e);
+        else
+            nbr_epoch_set_direct(w, e, 1);
+        return;
     }
     if (e->nrec && delayed_keeps(w, e)) { /* delayed issue: still queued until closing */
         held_add(w, e);
@@ -720,6 +833,10 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
     e->state = NBR_ES_ACTIVE;
     switch (e->kind) {
     case NBR_EK_FENCE:
+        if (e->rs) { /* 004 Fig. 2a: the opening fence is a no-op (its calls are held) */
+            make_ready(w, e);
+            break;
+        }
         signal_fence(w, e->fence_no);
         if (fence_passed(w, e->fence_no))
             make_ready(w, e);
@@ -910,7 +1027,10 @@ static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
         return;
     switch (e->kind) {
     case NBR_EK_FENCE:
-        if (e->close_no) {
+        if (e->rs) {
+            if (!rs_finish(w, e))
+                return;
+        } else if (e->close_no) {
             signal_fence(w, e->close_no);
             if (!fence_passed(w, e->close_no)) {
                 fence_wait(w, e);
@@ -963,6 +1083,10 @@ static void advance(nbr_epoch_t *e)
         if (w->frontier)
             push_work(w->frontier);
         activate(w, e);
+        return;
+    }
+    if (e->state == NBR_ES_READY && e->closed && e->rs && !e->rs_yield && e->rs_phase == 0) {
+        rs_start(w, e);
         return;
     }
     if (e->state == NBR_ES_READY && e->closed && !e->nrec)
@@ -1155,6 +1279,15 @@ static int poll_source(nbr_source_t *s)
     }
     case NBR_SRC_FENCE: {
         nbr_epoch_t *e = w->fence_wait;
+        if (e->rs) {
+            if (!rs_poll(w, e))
+                break;
+            w->fence_wait = NULL;
+            source_unlink(s);
+            rs_resume(e);
+            moved = 1;
+            break;
+        }
         uint64_t no = e->state == NBR_ES_ACTIVE ? e->fence_no : e->close_no;
         if (!fence_passed(w, no))
             break;

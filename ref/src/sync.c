@@ -115,6 +115,16 @@ static int fence_yield(nbr_win_t *w, const char *call)
                        "epoch follows)",
                        w->epoch_ops);
     w->fence_ep = NULL;
+    if (e->rs) { /* 004 Fig. 2a: the previous fence returned without a barrier; the epoch that
+                    comes now waits for every peer to have completed it (epoch.c, rs_step) */
+        w->rs_hold = 0;
+        nbr_issue_update(w);
+        e->rs_yield = 1;
+        w->rs_yielded = 1;
+        nbr_epoch_close(w, e, NULL);
+        nbr_progress();
+        return MPI_SUCCESS;
+    }
     nbr_epoch_drop(w, e);
     return MPI_SUCCESS;
 }
@@ -135,14 +145,37 @@ static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
     nbr_req_t *r = NULL;
     if (!(assert & MPI_MODE_NOSUCCEED) && !(next = nbr_epoch_new(w, NBR_EK_FENCE)))
         return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
-    if (w->fence_ep && !(r = new_req(w, call, &rc, req))) {
+    /* A reduce-scatter fence epoch that start/post/lock/lock_all ended here may have been closed
+     * by a fence elsewhere: this fence closes an empty one, so that every rank takes part in the
+     * same reduce-scatters (004 Fig. 2a; epoch.c, rs_start). */
+    nbr_epoch_t *ghost = NULL;
+    if (!w->fence_ep && w->rs_yielded && !(ghost = nbr_epoch_new(w, NBR_EK_FENCE))) {
         if (next)
             nbr_epoch_free(w, next);
+        return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an epoch");
+    }
+    if ((w->fence_ep || ghost) && !(r = new_req(w, call, &rc, req))) {
+        if (next)
+            nbr_epoch_free(w, next);
+        if (ghost)
+            nbr_epoch_free(w, ghost);
         return rc;
     }
+    w->rs_yielded = 0;
+    if (ghost) {
+        ghost->rs = 1;
+        ghost->fence_no = w->fence_calls;
+        nbr_epoch_enqueue(w, ghost);
+        w->fence_ep = ghost;
+    }
     uint64_t no = ++w->fence_calls; /* collective: the same number on every rank */
+    if (next) { /* MPI_Win_set_info is collective: the same strategy on every rank */
+        next->rs = (unsigned char)w->fence_rs;
+        next->rs_after = next->rs && w->fence_ep && w->fence_ep->rs;
+    }
     if (w->fence_ep) {
         w->fence_ep->close_no = no;
+        w->fence_ep->rs_last = !next || !next->rs;
         nbr_epoch_close(w, w->fence_ep, r);
         w->fence_ep = NULL;
     }
@@ -151,6 +184,10 @@ static int ifence(nbr_win_t *w, const char *call, int assert, MPI_Request *req)
         next->assert = assert;
         nbr_epoch_enqueue(w, next);
         w->fence_ep = next;
+    }
+    if (w->rs_hold != (next && next->rs)) {
+        w->rs_hold = next && next->rs;
+        nbr_issue_update(w);
     }
     w->epoch_ops = 0;
     nbr_progress();

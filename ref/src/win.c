@@ -222,7 +222,17 @@ typedef struct {
     int on;
     MPI_Aint th;
     int delayed; /* NBRMA_ISSUE / nbrma_issue (004 §III-D): 1 delayed, 0 eager */
+    int fence_rs; /* NBRMA_FENCE / nbrma_fence (004 §III-C1): 1 reduce_scatter, 0 barrier */
 } nbr_sched_cfg_t;
+
+/* barrier / reduce_scatter into *rs; 0 when the text is neither. */
+static int parse_fence(const char *v, int *rs)
+{
+    if (strcasecmp(v, "barrier") && strcasecmp(v, "reduce_scatter"))
+        return 0;
+    *rs = !strcasecmp(v, "reduce_scatter");
+    return 1;
+}
 
 /* eager / delayed into *delayed; 0 when the text is neither. */
 static int parse_issue(const char *v, int *delayed)
@@ -292,6 +302,13 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
         snprintf(msg, mlen, "info key nbrma_issue has value \"%.60s\"; use eager or delayed", val);
         return MPI_ERR_INFO_VALUE;
     }
+    if (PMPI_Info_get(info, "nbrma_fence", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_fence(val, &c->fence_rs)) {
+        snprintf(msg, mlen, "info key nbrma_fence has value \"%.60s\"; use barrier or reduce_scatter",
+                 val);
+        return MPI_ERR_INFO_VALUE;
+    }
     return MPI_SUCCESS;
 }
 
@@ -325,9 +342,19 @@ static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
     w->sched = c->on;
     w->sched_bytes = c->th;
     w->sched_th = c->on && w->nremote ? c->th : NBR_AINT_MAX;
-    w->issue_delayed = c->delayed;
-    if (c->delayed)
-        w->sched_th = 0; /* no put/get fast path: every call of a ready epoch is queued */
+    w->issue_cfg = c->delayed;
+    /* The reduce-scatter fence needs its own communicator (created with the window): a window
+     * created with the barrier fence keeps it (MPI_Win_set_info's hints may be ignored). */
+    w->fence_rs = c->fence_rs && w->rs_comm_ok;
+    nbr_issue_update(w);
+}
+
+/* Issuing in force: the setting, or delayed while a reduce-scatter fence epoch is open (its calls
+ * wait for the closing fence, 004 Fig. 2a). Delayed means no put/get fast path (sched_th 0). */
+void nbr_issue_update(nbr_win_t *w)
+{
+    w->issue_delayed = w->issue_cfg || w->rs_hold;
+    w->sched_th = w->issue_delayed ? 0 : w->sched && w->nremote ? w->sched_bytes : NBR_AINT_MAX;
 }
 
 /* ---- what a communicator's ranks share, computed once per communicator ----------------------- */
@@ -743,6 +770,12 @@ static void win_destroy(nbr_win_t *w)
         cma_window(-1);
     free(w->regs);
     free(w->zregs);
+    if (w->rs_comm_ok)
+        PMPI_Comm_free(&w->rs_comm);
+    if (w->rs_flags) {
+        free(w->rs_flags);
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)w->size * (long long)sizeof(int));
+    }
     if (w->t) /* win_new counted the object and the descriptors together */
         nbr_stat(NULL, &nbr_st.windows, -1,
                  -((long long)sizeof *w + (long long)w->size * (long long)sizeof *w->t));
@@ -793,13 +826,16 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
-    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0};
+    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0};
     if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
                             nbr_cfg.SCHED);
     if (!parse_issue(nbr_cfg.ISSUE, &sched->delayed))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ISSUE=%s is neither eager nor delayed",
                             nbr_cfg.ISSUE);
+    if (!parse_fence(nbr_cfg.FENCE, &sched->fence_rs))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG,
+                            "NBRMA_FENCE=%s is neither barrier nor reduce_scatter", nbr_cfg.FENCE);
     int rc = parse_sched(info, sched, msg, sizeof msg);
     *same_op = 0;
     if (rc == MPI_SUCCESS)
@@ -891,6 +927,23 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
         return nbr_err_comm(comm, call, rc, "could not learn which ranks share a node");
     }
     w->nremote = w->size - ci->node_ranks;
+    if (sched.fence_rs) { /* the reduce-scatter fence's collectives (every rank the same) */
+        MPI_Request r;
+        if (PMPI_Comm_idup(comm, &w->rs_comm, &r) != MPI_SUCCESS || nbr_wait_req(&r) != MPI_SUCCESS) {
+            win_destroy(w);
+            return nbr_err_comm(comm, call, MPI_ERR_INTERN,
+                                "could not duplicate the communicator for the reduce-scatter "
+                                "fence (NBRMA_FENCE / nbrma_fence)");
+        }
+        w->rs_comm_ok = 1;
+        /* the per-target flags: O(P), inherent to the algorithm (004 §IV: memory O(P)) */
+        if (!(w->rs_flags = calloc((size_t)w->size, sizeof *w->rs_flags))) {
+            win_destroy(w);
+            return nbr_err_comm(comm, call, MPI_ERR_NO_MEM,
+                                "out of memory for the reduce-scatter fence's flags");
+        }
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)w->size * (long long)sizeof(int));
+    }
     sched_apply(w, &sched);
     if (w->nremote && flavor == MPI_WIN_FLAVOR_SHARED) { /* every rank sees the same count */
         int nodes = ci->nodes;
@@ -1313,7 +1366,7 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     NBR_ENTER();
     unsigned flags = w->flags;
     char msg[200];
-    nbr_sched_cfg_t sched = {w->sched, w->sched_bytes, w->issue_delayed};
+    nbr_sched_cfg_t sched = {w->sched, w->sched_bytes, w->issue_cfg, w->fence_rs};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
     int same_op = w->acc_same_op;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
@@ -1325,7 +1378,7 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
         src = parse_acc_ops(info, &same_op, msg, sizeof msg);
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
-        if (w->issue_delayed && !sched.delayed && w->held_head)
+        if (w->issue_delayed && !sched.delayed && !w->rs_hold && w->held_head)
             nbr_sched_release(w, NBR_FLUSH_ALL); /* eager from now: carry out what is queued */
         sched_apply(w, &sched);
         nbr_win_flags_changed(w);
@@ -1361,7 +1414,9 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_sched_th", th);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info, "nbrma_issue", w->issue_delayed ? "delayed" : "eager");
+        rc = PMPI_Info_set(*info, "nbrma_issue", w->issue_cfg ? "delayed" : "eager");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_fence", w->fence_rs ? "reduce_scatter" : "barrier");
     if (rc == MPI_SUCCESS) /* MPI-3.1 §11.2.1's default: same_op_no_op */
         rc = PMPI_Info_set(*info, "accumulate_ops", w->acc_same_op ? "same_op" : "same_op_no_op");
     return rc;

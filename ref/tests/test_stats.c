@@ -310,6 +310,100 @@ int main(int argc, char **argv)
         tap_ok(good, "delayed, fence: every element counts the %d ranks' accumulates", p);
         MPI_Win_free(&win);
     }
+
+    /* ---- the reduce-scatter fence (NBRMA_FENCE / nbrma_fence; 004 Fig. 2a, 003 §4) ---- */
+    {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "nbrma_fence", "ring");
+        MPI_Win win;
+        long *base;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Win_allocate(8, 8, info, MPI_COMM_WORLD, &base, &win);
+        MPI_Error_class(rc, &cls);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        tap_is_long(cls, MPI_ERR_INFO_VALUE, "nbrma_fence=ring is refused with MPI_ERR_INFO_VALUE");
+        MPI_Win bwin = make(MPI_WIN_FLAVOR_ALLOCATE, MPI_INFO_NULL, &base, mem);
+        MPIX_Win_stats sb = stats(bwin);
+        MPI_Win_free(&bwin);
+        MPI_Info_set(info, "nbrma_fence", "reduce_scatter");
+        win = make(MPI_WIN_FLAVOR_ALLOCATE, info, &base, mem);
+        MPIX_Win_stats sr = stats(win);
+        tap_is_long((long)(sr.meta.bytes - sb.meta.bytes), (long)(p * (long)sizeof(int)),
+                    "reduce_scatter: the window's metadata holds P ints of per-target flags more");
+        MPI_Info got;
+        char val[MPI_MAX_INFO_VAL + 1] = "";
+        int found = 0;
+        MPI_Win_get_info(win, &got);
+        MPI_Info_get(got, "nbrma_fence", MPI_MAX_INFO_VAL, val, &found);
+        MPI_Info_free(&got);
+        tap_ok(found && !strcmp(val, "reduce_scatter"),
+               "MPI_Win_get_info reports nbrma_fence=reduce_scatter (got \"%s\")", val);
+        for (int i = 0; i < N; i++)
+            base[i] = 0;
+        /* Three fence epochs back to back (no barrier between them): each rank adds to every
+         * element at every target, and puts its rank into its successor's slot me. */
+        int peer = (me + 1) % p, good = 1, held = 1;
+        long one = 1, mine = me;
+        MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+        for (int round = 1; round <= 3; round++) {
+            for (int i = p; i < N; i++)
+                for (int t = 0; t < p; t++)
+                    MPI_Accumulate(&one, 1, MPI_LONG, t, i, 1, MPI_LONG, MPI_SUM, win);
+            MPI_Put(&mine, 1, MPI_LONG, peer, me, 1, MPI_LONG, win);
+            MPIX_Win_stats f1 = stats(win);
+            held &= f1.ops.count >= (long long)(N - p) * p + 1; /* held to the closing fence */
+            MPI_Win_fence(0, win);
+            for (int i = p; i < N; i++)
+                good &= base[i] == (long)round * p;
+            good &= base[(me + p - 1) % p] == (me + p - 1) % p;
+        }
+        tap_ok(held, "reduce_scatter: a fence epoch's calls are held until its closing fence");
+        tap_ok(good, "reduce_scatter: after each of 3 fences every element counts the %d ranks' "
+                     "accumulates, and the predecessor's put is there", p);
+        /* A fence epoch ended by a lock (no calls in it): the lock's get sees the last epoch's
+         * data at the target. */
+        long seen = -1;
+        MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+        MPI_Get(&seen, 1, MPI_LONG, peer, N - 1, 1, MPI_LONG, win);
+        MPI_Win_unlock(peer, win);
+        tap_is_long(seen, 3L * p, "reduce_scatter: a lock after the fence reads its epoch's data");
+        MPI_Barrier(MPI_COMM_WORLD);
+        /* A fence epoch that a lock ends on rank 0 only, while the others close it with a
+         * fence after accumulates in it (toward ranks other than 0): rank 0's next fence takes
+         * part in the same reduce-scatter (else every rank would wait forever). */
+        MPI_Win_fence(0, win);
+        if (me == 0) {
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+            MPI_Win_unlock(0, win);
+        } else if (peer != 0) {
+            MPI_Accumulate(&one, 1, MPI_LONG, peer, N - 2, 1, MPI_LONG, MPI_SUM, win);
+        }
+        MPI_Win_fence(0, win);
+        tap_is_long(base[N - 2], 3L * p + (me > 1 ? 1 : 0),
+                    "reduce_scatter: a fence epoch a lock ended on rank 0 only, closed elsewhere");
+        MPI_Barrier(MPI_COMM_WORLD);
+        /* The nonblocking fence under it, and a switch to the barrier fence. */
+        MPI_Request rq;
+        MPIX_Win_ifence(0, win, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        MPI_Accumulate(&one, 1, MPI_LONG, peer, N - 1, 1, MPI_LONG, MPI_SUM, win);
+        MPIX_Win_ifence(MPI_MODE_NOSUCCEED, win, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        tap_is_long(base[N - 1], 3L * p + 1, "reduce_scatter: MPIX_Win_ifence closes an epoch");
+        MPI_Info_set(info, "nbrma_fence", "barrier");
+        MPI_Win_set_info(win, info);
+        MPI_Win_get_info(win, &got);
+        MPI_Info_get(got, "nbrma_fence", MPI_MAX_INFO_VAL, val, &found);
+        MPI_Info_free(&got);
+        tap_ok(found && !strcmp(val, "barrier"), "MPI_Win_set_info switches to nbrma_fence=barrier");
+        MPI_Win_fence(0, win);
+        MPI_Accumulate(&one, 1, MPI_LONG, peer, N - 1, 1, MPI_LONG, MPI_SUM, win);
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+        tap_is_long(base[N - 1], 3L * p + 2, "after the switch, the barrier fence closes an epoch");
+        MPI_Win_free(&win);
+        MPI_Info_free(&info);
+    }
     int st = tap_done();
     rc = MPI_Finalize();
     if (fail_finalize && rc != MPI_SUCCESS)

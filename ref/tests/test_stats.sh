@@ -4,7 +4,7 @@
 # what test_stats did (its delayed-issue fence queued 128 operation objects at once on 2 ranks;
 # every window freed, every object given back); a path that cannot be written is reported on
 # stderr, naming it, and MPI_Finalize returns an error. A bad NBRMA_ISSUE is refused at window
-# creation with a message naming it.
+# creation with a message naming it, and so is a bad NBRMA_FENCE.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" && . harness/taplib.sh
 tmp=$(mktemp -d)
@@ -36,5 +36,8 @@ t_like "$tmp/err" "NBRMA_STATS: cannot write '$tmp/no/such/dir/st.json.[01]': No
 NBRMA_ISSUE=lazy $TEST_RUNNER 2 "$BUILD/tests/test_stats" >"$tmp/out" 2>"$tmp/err"
 t_ok $([ $? -ne 0 ]; echo $?) "NBRMA_ISSUE=lazy: window creation fails (MPI_ERR_ARG, fatal by default)"
 t_like "$tmp/err" "NBRMA_ISSUE=lazy is neither eager nor delayed" "and the message names the setting and the values it takes"
+NBRMA_FENCE=ring $TEST_RUNNER 2 "$BUILD/tests/test_stats" >"$tmp/out" 2>"$tmp/err"
+t_ok $([ $? -ne 0 ]; echo $?) "NBRMA_FENCE=ring: window creation fails (MPI_ERR_ARG, fatal by default)"
+t_like "$tmp/err" "NBRMA_FENCE=ring is neither barrier nor reduce_scatter" "and the message names the setting and the values it takes"
 rm -rf "$tmp"
 t_done

@@ -1345,7 +1345,9 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         break;
     }
     case K_AMO: {
-        uint64_t *word = h->type == NBR_W_LOCK ? &w->ctl->lock : &w->ctl->global;
+        uint64_t *word = h->type == NBR_W_LOCK ? &w->ctl->lock
+                         : h->type == NBR_W_RS ? &w->ctl->rs_arrived
+                                               : &w->ctl->global;
         uint64_t old = nbr_tp_amo_shm(word, h->op, h->a, h->b);
         reply(peer, h->tok, MPI_SUCCESS, old, NULL, 0);
         break;

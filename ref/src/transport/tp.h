@@ -41,7 +41,7 @@
 #include "nbr.h"
 
 /* Control words reachable by remote atomics. */
-enum { NBR_W_LOCK = 0, NBR_W_GLOBAL };
+enum { NBR_W_LOCK = 0, NBR_W_GLOBAL, NBR_W_RS };
 /* Atomic operations: FADD old = w, w += a; CADD old = w, w += a unless (w & b); CAS old = w,
  * w = a if w == b; SWAP old = w, w = a. */
 enum { NBR_AMO_FADD = 0, NBR_AMO_CADD, NBR_AMO_CAS, NBR_AMO_SWAP };
@@ -206,7 +206,9 @@ static inline int nbr_tp_remote(const nbr_target_t *t)
 
 static inline uint64_t *nbr_tp_word(nbr_win_t *w, int r, int word)
 {
-    return word == NBR_W_LOCK ? &w->t[r].ctl->lock : &w->t[r].ctl->global;
+    return word == NBR_W_LOCK     ? &w->t[r].ctl->lock
+           : word == NBR_W_RS     ? &w->t[r].ctl->rs_arrived
+                                  : &w->t[r].ctl->global;
 }
 
 /* One atomic on a shm control word (acquire on the way in, release on the way out): the lock tries

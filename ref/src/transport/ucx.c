@@ -81,7 +81,7 @@ typedef struct {
     long notes;       /* notifications since then (not in tp_out: nbr_ucx_settled) */
     int dirty;        /* on the window's dirty list */
     uint64_t sent[4]; /* notifications: the last value sent per slot (NBR_NS_*) */
-    uint64_t guess[2]; /* the last value seen of each control word (the CSWAP loop's guess) */
+    uint64_t guess[3]; /* the last value seen of each control word (the CSWAP loop's guess) */
     long acc_since;    /* accumulate atomics issued since the last ucp_worker_fence (ucx_acc) */
     ucx_rreg_t *rr;    /* dynamic windows: the owner's regions whose keys we fetched */
     int nrr, caprr;
@@ -422,7 +422,9 @@ static int ucx_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
 
 static uint64_t word_addr(const ucx_pair_t *p, int word)
 {
-    return p->cbase + (word == NBR_W_LOCK ? offsetof(nbr_ctl_t, lock) : offsetof(nbr_ctl_t, global));
+    return p->cbase + (word == NBR_W_LOCK ? offsetof(nbr_ctl_t, lock)
+                       : word == NBR_W_RS ? offsetof(nbr_ctl_t, rs_arrived)
+                                          : offsetof(nbr_ctl_t, global));
 }
 
 /* Issue (or reissue: a conditional add's next guess) the atomic of o. */

@@ -4,13 +4,15 @@
 # strategy of paper 004 (issue 26; docs/ref.md, "Implementation strategies"), on one node and
 # across virtual nodes (NBRMA_RANKS_PER_NODE=1: every pair over the am transport). Strategies:
 #   NBRMA_ISSUE=delayed   every RMA call of a ready epoch queued until the closing call or a flush
+#   NBRMA_FENCE=reduce_scatter  the fence of 004 Fig. 2a / 003 §4: no opening barrier, calls held
+#                         to the closing fence, a reduce-scatter of per-target flags, notifications
 # make check runs a representative cell of each strategy (the programs in SUBSET, both placements);
 # the rest of the matrix is marked `full` (make check FULL=1).
 #   gen-testlist.sh           rewrite the testlist
 #   gen-testlist.sh --check   TAP: is the testlist what this script writes?
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-STRATEGIES="NBRMA_ISSUE=delayed"
+STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter"
 # Programs whose RMA calls sit in ready epochs of every synchronization mode, request-based calls,
 # accumulate ordering, lock_loadstore (its create window caught a flush that waited forever under
 # delayed issue), and the randomized nonblocking programs: what a strategy changes.
