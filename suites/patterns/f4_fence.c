@@ -13,43 +13,22 @@
  * epoch's data is verified at its target (then a barrier, outside the timed part: the closing
  * fence opened the next epoch). Vendor: no switch (series_why). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "../../ref/include/nbrma.h"
-#include "bench.h"
-
-/* Weak, as mpix.h does for the rest of the API: a libnbrma without it skips the experiment. */
-extern int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats) __attribute__((weak));
-
-static long value(int origin, long epoch, size_t i)
-{
-    return ((long)origin << 40) ^ (epoch << 24) ^ (long)i;
-}
+#include "strategy.h"
 
 static void run(gb_state_t *st, void *arg)
 {
     const nbh_case_t *c = arg;
-    if (!MPIX_Win_get_stats || !MPIX_Nbrma_set_impl) {
-        gb_skip_with_error(st, "this libnbrma has no MPIX_Win_get_stats");
-        return;
-    }
     const int me = c->ctx->rank, p = c->ctx->nranks;
     const size_t n = c->size; /* puts per target per epoch */
     /* targets: the right and left neighbours (one rank when p = 2); slot 0 from the left, 1 from
      * the right */
     const int right = (me + 1) % p, left = (me + p - 1) % p, nt = p == 2 ? 1 : 2;
-    NBH_MPI(c, MPIX_Nbrma_set_impl("ref"));
-    MPI_Info info;
-    NBH_MPI(c, MPI_Info_create(&info));
-    NBH_MPI(c, MPI_Info_set(info, "nbrma_fence", c->op ? "reduce_scatter" : "barrier"));
-    long *base, *src = malloc(n * sizeof *src);
+    long *base, *src;
     MPI_Win win;
-    NBH_MPI(c, MPI_Win_allocate((MPI_Aint)(2 * n * sizeof(long)), sizeof(long), info, c->ctx->comm,
-                                &base, &win));
-    NBH_MPI(c, MPI_Info_free(&info));
-    if (!src)
-        nbh_mpi_fail(c, "malloc", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+    if (!strat_window(c, st, "nbrma_fence", c->op ? "reduce_scatter" : "barrier",
+                      2 * n * sizeof(long), n, &base, &src, &win))
+        return;
     static const char *const q[] = {"epoch"};
     nbh_rec_t rec;
     nbh_rec_init(&rec, c, st, 1, q);
@@ -60,7 +39,7 @@ static void run(gb_state_t *st, void *arg)
     while (gb_keep_running(st)) {
         epoch++;
         for (size_t i = 0; i < n; i++)
-            src[i] = value(me, epoch, i);
+            src[i] = strat_value(me, epoch, i);
         double t0 = MPI_Wtime();
         for (size_t i = 0; i < n; i++)
             MPI_Put(&src[i], 1, MPI_LONG, right, (MPI_Aint)i, 1, MPI_LONG, win);
@@ -71,15 +50,12 @@ static void run(gb_state_t *st, void *arg)
         double t = MPI_Wtime() - t0;
         nbh_rec_sample(&rec, st, &t);
         for (size_t i = 0; i < n && ok; i++)
-            ok = base[i] == value(left, epoch, i) &&
-                 (nt == 1 || base[n + i] == value(right, epoch, i));
+            ok = base[i] == strat_value(left, epoch, i) &&
+                 (nt == 1 || base[n + i] == strat_value(right, epoch, i));
         /* the closing fence opened the next epoch: no rank's puts may land before this check */
         NBH_MPI(c, MPI_Barrier(c->ctx->comm));
     }
-    MPIX_Win_stats s;
-    memset(&s, 0, sizeof s);
-    s.version = MPIX_WIN_STATS_VERSION;
-    NBH_MPI(c, MPIX_Win_get_stats(win, &s));
+    MPIX_Win_stats s = strat_stats(c, win);
     NBH_MPI(c, MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     nbh_verify(st, c, ok, "epoch %ld: a put is missing at its target", epoch);
     double v[2] = {(double)s.meta.bytes, (double)s.ops.count_hwm};

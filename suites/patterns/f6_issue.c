@@ -17,49 +17,19 @@
  * (then a barrier, outside the timed part: the closing fence opened the next epoch).
  * Vendor: no counters to read (series_why). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "../../ref/include/nbrma.h"
-#include "bench.h"
-
-/* Weak, as mpix.h does for the rest of the API: a libnbrma without it skips the experiment. */
-extern int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats) __attribute__((weak));
-
-static MPIX_Win_stats stats(const nbh_case_t *c, MPI_Win win)
-{
-    MPIX_Win_stats s;
-    memset(&s, 0, sizeof s);
-    s.version = MPIX_WIN_STATS_VERSION;
-    NBH_MPI(c, MPIX_Win_get_stats(win, &s));
-    return s;
-}
-
-static long value(int origin, long epoch, size_t i)
-{
-    return ((long)origin << 40) ^ (epoch << 24) ^ (long)i;
-}
+#include "strategy.h"
 
 static void run(gb_state_t *st, void *arg)
 {
     const nbh_case_t *c = arg;
-    if (!MPIX_Win_get_stats || !MPIX_Nbrma_set_impl) {
-        gb_skip_with_error(st, "this libnbrma has no MPIX_Win_get_stats");
-        return;
-    }
     const int me = c->ctx->rank, p = c->ctx->nranks;
     const size_t n = c->size; /* puts per target per epoch */
-    NBH_MPI(c, MPIX_Nbrma_set_impl("ref"));
-    MPI_Info info;
-    NBH_MPI(c, MPI_Info_create(&info));
-    NBH_MPI(c, MPI_Info_set(info, "nbrma_issue", c->op ? "delayed" : "eager"));
-    long *base, *src = malloc(n * sizeof *src);
+    long *base, *src;
     MPI_Win win;
-    NBH_MPI(c, MPI_Win_allocate((MPI_Aint)(n * (size_t)p * sizeof(long)), sizeof(long), info,
-                                c->ctx->comm, &base, &win));
-    NBH_MPI(c, MPI_Info_free(&info));
-    if (!src)
-        nbh_mpi_fail(c, "malloc", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+    if (!strat_window(c, st, "nbrma_issue", c->op ? "delayed" : "eager",
+                      n * (size_t)p * sizeof(long), n, &base, &src, &win))
+        return;
     static const char *const q[] = {"epoch"};
     nbh_rec_t rec;
     nbh_rec_init(&rec, c, st, 1, q);
@@ -74,7 +44,7 @@ static void run(gb_state_t *st, void *arg)
     while (gb_keep_running(st)) {
         epoch++;
         for (size_t i = 0; i < n; i++)
-            src[i] = value(me, epoch, i);
+            src[i] = strat_value(me, epoch, i);
         double t0 = MPI_Wtime();
         for (int k = 0; k < p; k++) {
             int t = (me + k) % p;
@@ -84,14 +54,14 @@ static void run(gb_state_t *st, void *arg)
         MPI_Win_fence(0, win);
         double t = MPI_Wtime() - t0;
         nbh_rec_sample(&rec, st, &t);
-        leftover += stats(c, win).ops.count; /* Fig. 8a: back to 0 after each closing fence */
+        leftover += strat_stats(c, win).ops.count; /* Fig. 8a: back to 0 after each closing fence */
         for (int o = 0; o < p && ok; o++)
             for (size_t i = 0; i < n && ok; i++)
-                ok = base[(size_t)o * n + i] == value(o, epoch, i);
+                ok = base[(size_t)o * n + i] == strat_value(o, epoch, i);
         /* the closing fence opened the next epoch: no rank's puts may land before this check */
         NBH_MPI(c, MPI_Barrier(c->ctx->comm));
     }
-    MPIX_Win_stats s = stats(c, win);
+    MPIX_Win_stats s = strat_stats(c, win);
     /* 004 Fig. 8a, untimed: one more epoch, the operation objects held after each eighth of its
      * puts and after its closing fence (prof_1 .. prof_8, prof_after; this rank's, rank 0's
      * reported). */
@@ -101,22 +71,22 @@ static void run(gb_state_t *st, void *arg)
         int k8 = 0;
         epoch++;
         for (size_t i = 0; i < n; i++) /* before any put: a queued put reads it at the fence */
-            src[i] = value(me, epoch, i);
+            src[i] = strat_value(me, epoch, i);
         for (int k = 0; k < p; k++) {
             int t = (me + k) % p;
             for (size_t i = 0; i < n; i++) {
                 MPI_Put(&src[i], 1, MPI_LONG, t, (MPI_Aint)((size_t)me * n + i), 1, MPI_LONG, win);
                 done++;
                 while (k8 < 8 && done * 8 >= total * (size_t)(k8 + 1))
-                    prof[k8++] = (double)stats(c, win).ops.count;
+                    prof[k8++] = (double)strat_stats(c, win).ops.count;
             }
         }
         NBH_MPI(c, MPI_Win_fence(0, win));
-        prof[8] = (double)stats(c, win).ops.count;
+        prof[8] = (double)strat_stats(c, win).ops.count;
         leftover += (long long)prof[8];
         for (int o = 0; o < p && ok; o++)
             for (size_t i = 0; i < n && ok; i++)
-                ok = base[(size_t)o * n + i] == value(o, epoch, i);
+                ok = base[(size_t)o * n + i] == strat_value(o, epoch, i);
         NBH_MPI(c, MPI_Barrier(c->ctx->comm));
     }
     NBH_MPI(c, MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
@@ -126,8 +96,8 @@ static void run(gb_state_t *st, void *arg)
                epoch, leftover);
 
     /* the largest across ranks */
-    double v[4] = {(double)s.ops.bytes_hwm, (double)s.proc_requests.bytes_hwm,
-                   (double)s.meta.bytes, (double)s.ops.count_hwm};
+    double v[4] = {(double)s.ops.bytes_hwm, (double)s.proc_requests.bytes_hwm, (double)s.meta.bytes,
+                   (double)s.ops.count_hwm};
     NBH_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, c->ctx->comm));
     nbh_rec_report(&rec, st);
     gb_set_counter(st, "ops_hwm_bytes", v[0]);
@@ -135,7 +105,7 @@ static void run(gb_state_t *st, void *arg)
     gb_set_counter(st, "ops_hwm", v[3]);
     gb_set_counter(st, "requests_hwm_bytes", v[1]);
     gb_set_counter(st, "meta_bytes", v[2]);
-    static const char *const pname[9] = {"prof_1", "prof_2", "prof_3", "prof_4", "prof_5",
+    static const char *const pname[9] = {"prof_1", "prof_2", "prof_3", "prof_4",    "prof_5",
                                          "prof_6", "prof_7", "prof_8", "prof_after"};
     NBH_MPI(c, MPI_Bcast(prof, 9, MPI_DOUBLE, 0, c->ctx->comm));
     for (int k = 0; k < 9; k++)

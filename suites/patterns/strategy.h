@@ -1,0 +1,55 @@
+/* strategy.h — what the F experiments (paper 004's implementation strategies; issue 26) share:
+ * a libnbrma window of one strategy, its MPIX_Win_get_stats gauges, and the values the ranks put
+ * so that every target can verify what arrived. Header-only (static functions), for
+ * suites/patterns/f*.c. */
+#ifndef NBRMA_PATTERNS_STRATEGY_H
+#define NBRMA_PATTERNS_STRATEGY_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ref/include/nbrma.h"
+#include "bench.h"
+
+/* Weak, as mpix.h does for the rest of the API: a libnbrma without it skips the experiment. */
+extern int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats) __attribute__((weak));
+
+/* The value origin `origin` puts at slot i in epoch `epoch`: distinct per origin, epoch and slot,
+ * so a late, lost or misplaced put shows at its target. */
+static inline long strat_value(int origin, long epoch, size_t i)
+{
+    return ((long)origin << 40) ^ (epoch << 24) ^ (long)i;
+}
+
+static inline MPIX_Win_stats strat_stats(const nbh_case_t *c, MPI_Win win)
+{
+    MPIX_Win_stats s;
+    memset(&s, 0, sizeof s);
+    s.version = MPIX_WIN_STATS_VERSION;
+    NBH_MPI(c, MPIX_Win_get_stats(win, &s));
+    return s;
+}
+
+/* An MPI_Win_allocate window of `bytes` (disp_unit 8) on libnbrma whose info sets `key` to
+ * `value` (e.g. nbrma_issue=delayed), and a source buffer of `nsrc` longs. Returns 0 after
+ * skipping the case (with the reason) when this libnbrma has no MPIX_Win_get_stats. */
+static inline int strat_window(const nbh_case_t *c, gb_state_t *st, const char *key,
+                               const char *value, size_t bytes, size_t nsrc, long **base,
+                               long **src, MPI_Win *win)
+{
+    if (!MPIX_Win_get_stats || !MPIX_Nbrma_set_impl) {
+        gb_skip_with_error(st, "this libnbrma has no MPIX_Win_get_stats");
+        return 0;
+    }
+    NBH_MPI(c, MPIX_Nbrma_set_impl("ref"));
+    MPI_Info info;
+    NBH_MPI(c, MPI_Info_create(&info));
+    NBH_MPI(c, MPI_Info_set(info, key, value));
+    NBH_MPI(c, MPI_Win_allocate((MPI_Aint)bytes, sizeof(long), info, c->ctx->comm, base, win));
+    NBH_MPI(c, MPI_Info_free(&info));
+    if (!(*src = malloc((nsrc ? nsrc : 1) * sizeof **src)))
+        nbh_mpi_fail(c, "malloc", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+    return 1;
+}
+
+#endif
