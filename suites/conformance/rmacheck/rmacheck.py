@@ -35,14 +35,12 @@ the program recorded, but the program failed (non-zero exit, a signal, MPI_Abort
 was interrupted (SIGTERM, SIGINT): it stopped the program and found no hazard in what was
 recorded until then (a partial run).
 """
-import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
+# json, subprocess (addr2line; nm when the ELF reader cannot tell) are imported where used: the
+# driver's start-up is part of every checked run (docs/rmacheck.md "Scaling").
 
 MPI_NAME = "@MPI@"
 KINDS = ("conflicting-rma", "rma-vs-local", "origin-buffer", "epoch-misuse", "nonblocking-epoch")
@@ -126,6 +124,9 @@ EVENT_KINDS = frozenset(("win", "attach", "detach", "sync", "op", "rq", "coll", 
                          "rel", "acq"))
 
 
+ACTOR_KINDS = EVENT_KINDS | {"ls", "hz", "ol"}  # lines whose second field is "actor.seq"
+
+
 def _join(a, b):
     return tuple(map(max, a, b))
 
@@ -155,11 +156,11 @@ class Clocks:
         for r in self.ranks:
             n = 1
             if not self.collapsed[r]:
-                for p in self.parsed[r]:
-                    if len(p) > 1 and (p[0] in EVENT_KINDS or p[0] in ("ls", "hz", "ol")):
-                        a = p[1].split(".", 1)[0]
-                        if a.isdigit() and int(a) + 1 > n:
-                            n = int(a) + 1
+                kinds = ACTOR_KINDS
+                for a in {p[1].partition(".")[0] for p in self.parsed[r]
+                          if len(p) > 1 and p[0] in kinds}:
+                    if a.isdigit() and int(a) + 1 > n:
+                        n = int(a) + 1
             self.base[r] = (G, n)
             G += n
         self.G = G
@@ -402,6 +403,7 @@ class Symbolizer:
                     self.cache[pc] = pc
                 continue
             addrs = ["%x" % (base + off - 1 if off > 0 else off) for _, off in lst]
+            import subprocess
             try:
                 out = subprocess.run(["addr2line", "-e", mod, "-f", "-C"] + addrs,
                                      capture_output=True, text=True, timeout=60).stdout.split("\n")
@@ -1380,7 +1382,7 @@ def main(argv):
         die("runtime librmacheck.so not found next to %s" % sys.argv[0])
     if logdir is None:
         logdir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    d = tempfile.mkdtemp(prefix="rmacheck.", dir=logdir)
+    d = make_logdir(logdir)
     env = dict(os.environ)
     env["RMACHECK_DIR"] = d
     if rpn:
@@ -1390,26 +1392,37 @@ def main(argv):
     # what they logged until then is analyzed and reported as partial. A launcher still running
     # GRACE seconds after the signal, or after a second one, is killed.
     interrupted = []
-    child = []
+    child = []  # the launcher's pid while it runs (not yet reaped)
+
+    def kill_child(signum):
+        for pid in child:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
 
     def on_signal(signum, frame):
         interrupted.append((signum, time.monotonic()))
-        for c in child:
-            if c.poll() is None:
-                try:
-                    c.send_signal(signum) if len(interrupted) == 1 else c.kill()
-                except OSError:
-                    pass
+        if len(interrupted) == 1:
+            kill_child(signum)
+            signal.setitimer(signal.ITIMER_REAL, GRACE)  # then SIGALRM: kill
+        else:
+            kill_child(signal.SIGKILL)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
+    signal.signal(signal.SIGALRM, lambda signum, frame: kill_child(signal.SIGKILL))
     t_start = time.monotonic()
     try:
+        # posix_spawn and a blocking waitpid: no subprocess module to import, and the driver
+        # learns of the launcher's exit at once (Popen.wait with a timeout polls with sleeps of
+        # up to 50 ms). Signals still reach on_signal: waitpid resumes after the handler.
         try:
-            child.append(subprocess.Popen(cmd, env=env))
+            child.append(os.posix_spawnp(cmd[0], cmd, env,
+                                         setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)))
         except OSError as e:
             die("cannot run %s: %s" % (cmd[0], e))
-        status = wait_launcher(child[0], interrupted)
+        status = wait_launcher(child)
         t_ran = time.monotonic()
         logs = read_logs(d)
         log_bytes = sum(len(v) + sum(map(len, v)) for v in logs.values()) if stats else 0
@@ -1426,7 +1439,7 @@ def main(argv):
         if keep:
             print("rmacheck: logs kept in %s" % d, file=sys.stderr)
         else:
-            shutil.rmtree(d, ignore_errors=True)
+            remove_tree(d)
     sym = Symbolizer()
     pcs = []
     for h in an.hazards:
@@ -1437,12 +1450,7 @@ def main(argv):
     instrumented = {}
     for r, exe in an.exes.items():
         if exe not in instrumented:
-            try:
-                out = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
-                                     text=True, timeout=60).stdout
-            except (OSError, subprocess.SubprocessError):
-                out = ""
-            instrumented[exe] = "__tsan_" in out
+            instrumented[exe] = imports_tsan(exe)
     loadstore = all(instrumented.values()) if instrumented else False
     for h in an.hazards:
         for s in (h["first"], h["second"]):
@@ -1486,6 +1494,7 @@ def main(argv):
     nodes = {n[0] for n in an.nodes.values()}
     stores = {n[2] for n in an.nodes.values()}
     if json_out:
+        import json
         with open(json_out, "w") as f:
             json.dump({"hazards": an.hazards, "loadstore_checked": loadstore,
                        "program_status": status, "partial": bool(interrupted),
@@ -1539,17 +1548,110 @@ def verdict(hazards, missing, interrupted, status):
     return 0
 
 
-def wait_launcher(proc, interrupted, grace=20.0):
-    """The launcher's exit status (negative: killed by that signal)."""
+GRACE = 20.0  # seconds a launcher has to stop after SIGTERM/SIGINT before it is killed
+
+
+def wait_launcher(child):
+    """The launcher's exit status (negative: killed by that signal); child: [its pid], emptied
+    once it is reaped (no signal goes to a pid the system may reuse)."""
     while True:
         try:
-            return proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            if interrupted and time.monotonic() - interrupted[0][1] > grace:
+            pid, st = os.waitpid(child[0], 0)
+        except ChildProcessError:
+            child.clear()
+            return -signal.SIGKILL  # reaped elsewhere: not expected; never a clean verdict
+        if pid == child[0] and (os.WIFEXITED(st) or os.WIFSIGNALED(st)):
+            child.clear()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return -os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st)
+
+
+def make_logdir(parent):
+    """A fresh directory (mode 0700) for the ranks' logs under parent (None: the system's
+    temporary directory), as tempfile.mkdtemp makes it, without importing tempfile."""
+    if parent is None:
+        parent = next((os.environ[v] for v in ("TMPDIR", "TEMP", "TMP") if os.environ.get(v)),
+                      "/tmp")
+    for _ in range(100):
+        d = os.path.join(os.path.abspath(parent), "rmacheck." + os.urandom(6).hex())
+        try:
+            os.mkdir(d, 0o700)
+            return d
+        except FileExistsError:
+            continue
+        except OSError as e:
+            die("cannot create a log directory in %s: %s" % (parent, e))
+    die("cannot create a log directory in %s" % parent)
+
+
+def remove_tree(d):
+    """shutil.rmtree(d, ignore_errors=True) for the log directory, without importing shutil."""
+    try:
+        with os.scandir(d) as it:
+            for e in it:
                 try:
-                    proc.kill()
+                    if e.is_dir(follow_symlinks=False):
+                        remove_tree(e.path)
+                    else:
+                        os.unlink(e.path)
                 except OSError:
                     pass
+        os.rmdir(d)
+    except OSError:
+        pass
+
+
+def imports_tsan(exe):
+    """The executable imports ThreadSanitizer's hooks (__tsan_*: built with rmacheck-cc): its
+    undefined dynamic symbols, read from the ELF file (what nm -D --undefined-only lists); nm
+    itself only when the file is not an ELF file this reader understands."""
+    import mmap
+    import struct
+    try:
+        with open(exe, "rb") as f:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        data = b""
+    try:
+        if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+            raise ValueError("not ELF")
+        is64, en = data[4] == 2, "<" if data[5] == 1 else ">"
+        if is64:
+            shoff, = struct.unpack_from(en + "Q", data, 0x28)
+            shentsize, shnum = struct.unpack_from(en + "HH", data, 0x3A)
+            shfmt, symsz = en + "IIQQQQIIQQ", 24
+        else:
+            shoff, = struct.unpack_from(en + "I", data, 0x20)
+            shentsize, shnum = struct.unpack_from(en + "HH", data, 0x2E)
+            shfmt, symsz = en + "IIIIIIIIII", 16
+        secs = [struct.unpack_from(shfmt, data, shoff + i * shentsize) for i in range(shnum)]
+        found = False
+        for sec in secs:
+            if sec[1] != 11:  # SHT_DYNSYM
+                continue
+            off, size, link = sec[4], sec[5], sec[6]
+            stroff = secs[link][4]
+            for i in range(1, size // symsz):  # entry 0 is the null symbol
+                b = off + i * symsz
+                if is64:
+                    name, shndx = struct.unpack_from(en + "I", data, b)[0], \
+                        struct.unpack_from(en + "H", data, b + 6)[0]
+                else:
+                    name, shndx = struct.unpack_from(en + "I", data, b)[0], \
+                        struct.unpack_from(en + "H", data, b + 14)[0]
+                if shndx == 0 and data[stroff + name:stroff + name + 7] == b"__tsan_":
+                    found = True
+                    break
+        return found
+    except (ValueError, IndexError, struct.error):
+        pass
+    import subprocess
+    try:
+        out = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return "__tsan_" in out
 
 
 if __name__ == "__main__":
