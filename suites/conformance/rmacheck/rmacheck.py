@@ -266,35 +266,55 @@ class Clocks:
                 return "wait" if v is None else v
             return None
 
+        base, collapsed, event_kinds = self.base, self.collapsed, EVENT_KINDS
+
         def step(r):
             """processes rank r's lines until one waits; returns whether any was processed"""
             lines = self.parsed[r]
             i = cur[r]
             moved = False
             coll = self.collapsed[r]
-            while i < len(lines):
+            base0 = self.base[r][0]
+            out_r = out[r]
+            n_lines = len(lines)
+            while i < n_lines:
                 p = lines[i]
                 if not p:
                     i += 1
                     continue
                 k = p[0]
-                if k in EVENT_KINDS:
-                    a, s_ = p[1].split(".")
+                if k in event_kinds:
+                    a, _, s_ = p[1].partition(".")
                     a, s_ = int(a), int(s_)
                     if coll:
-                        g, sq = self.base[r][0], nev[r] + 1
+                        g, sq = base0, nev[r] + 1
                     else:
-                        g, sq = self.base[r][0] + a, s_
+                        g, sq = base0 + a, s_
                     prev = cl[g][-1]
                     vc = None
                     if p[2] == "L":  # a fence's joins, logged at the next fence (rt_mpi.c)
                         p[2] = late.get((r, p[1]), "-")
                         if p[2] == "-":
                             self.dropped += 1
-                    if p[2] != "-" and not (coll and p[0] == "acq"):
+                    if p[2] != "-" and not (coll and k == "acq"):
                         js = []
                         for tok in p[2].split(","):
-                            v = resolve(r, tok)
+                            v = None
+                            if tok[0] == "e":
+                                # inline of resolve() for an event of a rank without collapse
+                                rr, a2, s2 = tok[1:].split(".")
+                                rr, a2, s2 = int(rr), int(a2), int(s2)
+                                bn = base.get(rr)
+                                if bn is not None and not collapsed[rr] and a2 < bn[1]:
+                                    c = cl[bn[0] + a2]
+                                    if len(c) <= s2:
+                                        cur[r] = i
+                                        return moved
+                                    v = c[s2]
+                                else:
+                                    v = resolve(r, tok)
+                            else:
+                                v = resolve(r, tok)
                             if v == "wait":
                                 cur[r] = i
                                 return moved
@@ -324,21 +344,21 @@ class Clocks:
                         pc = p[10] if len(p) > 10 else None
                     elif k == "win":
                         pc = p[11] if len(p) > 11 else None
-                    out[r][i] = Ev(r, g, sq, vc, i, k, p, pc, topo[0])
+                    out_r[i] = Ev(r, g, sq, vc, i, k, p, pc, topo[0])
                 elif k == "ls" or k == "hz":
-                    a, s_ = p[1].split(".")
+                    a, _, s_ = p[1].partition(".")
                     a, s_ = int(a), int(s_)
                     if coll:
-                        g = self.base[r][0]
+                        g = base0
                         lo = renum[r].get((a, s_), 0) if s_ else 0
                         hi = nev[r]
                     else:
-                        g, lo, hi = self.base[r][0] + a, s_, s_
-                    if lo >= len(cl[g]):
-                        lo = len(cl[g]) - 1
-                    src = cl[g][lo]
-                    out[r][i] = Point(r, g, hi, src, i, p[5] if len(p) > 5 else None,
-                                      topo[0] + 0.5)
+                        g, lo, hi = base0 + a, s_, s_
+                    cg = cl[g]
+                    if lo >= len(cg):
+                        lo = len(cg) - 1
+                    out_r[i] = Point(r, g, hi, cg[lo], i, p[5] if len(p) > 5 else None,
+                                     topo[0] + 0.5)
                 i += 1
                 moved = True
             cur[r] = i
@@ -534,6 +554,7 @@ class Analysis:
             return st[g]
 
         self._nclose = nclose
+        ep_cache = {}
         for pos, p in enumerate(lines):
             if not p:
                 continue
@@ -563,6 +584,25 @@ class Analysis:
                 owner = int(p[4])
                 write = p[2] == "W"
                 s = state(gid)
+                closing = nclose.get(gid, 0) > 0
+                lk = s["locks"].get(owner)
+                # the epoch text depends only on this state: built once per state, not per record
+                key = (lk and lk[0], s["lock_all"] is not None, s["start"] and s["start"][2],
+                       s["post"] is not None, s["fence"], s["fence_no"], closing, s["nosucceed"])
+                hit = ep_cache.get(key)
+                if hit is not None:
+                    epochs, pt.f = hit
+                    for rg in p[6].split(","):
+                        lo, ln = rg.split(":")
+                        acc = Access()
+                        acc.ev, acc.win, acc.owner, acc.write, acc.epochs = (pt, gid, owner, write,
+                                                                             epochs)
+                        acc.lo = int(lo, 16)
+                        acc.hi = acc.lo + int(ln)
+                        self.ls.append(acc)
+                        if write and owner == r and pt.f[2] >= 0:
+                            self.stores_by_fence.setdefault((gid, r, pt.f[2]), []).append(acc)
+                    continue
                 ep = []
                 if owner in s["locks"]:
                     ep.append("lock-%s" % ("exclusive" if s["locks"][owner][0] else "shared"))
@@ -575,7 +615,6 @@ class Analysis:
                 if s["fence"]:
                     ep.append("fence #%d (between this rank's MPI_Win_fence calls %d and %d)"
                               % (s["fence_no"], s["fence_no"], s["fence_no"] + 1))
-                closing = nclose.get(gid, 0) > 0
                 if not ep and closing:
                     ep.append("none (a nonblocking closing call was made, its request not yet"
                               " completed)")
@@ -586,6 +625,7 @@ class Analysis:
                 pt.f = (s["locks"].get(owner, (None,))[0] if owner in s["locks"] else
                         (False if s["lock_all"] is not None else None),
                         closing, s["fence_no"] if s["fence"] else -1)
+                ep_cache[key] = (epochs, pt.f)
                 for rg in p[6].split(","):
                     lo, ln = rg.split(":")
                     acc = Access()
@@ -1140,12 +1180,17 @@ class Analysis:
         sm = {}
         run = None
         for i in range(n - 1, -1, -1):
-            vc = self._clock(items[i])
-            run = vc if run is None else tuple(map(min, run, vc))
+            t = items[i]
+            vc = t[4].op.ev.vc if t[1] == 2 else t[4].ev.vc
+            if run is None:
+                run = vc
+            elif run != vc:
+                run = tuple(map(min, run, vc))
             if i % K == 0:
                 sm[i] = run
         live, buckets, wide = [], {}, []
         shift, wmax = self.BUCKET_SHIFT, self.WIDE
+        pair_rma, pair_local, pair_side = self.pair_rma, self.pair_local, self.pair_side
         floor = K  # prune when the live set doubled since the last pruning
         for i, t in enumerate(items):
             if i % K == 0 and len(live) >= floor:
@@ -1168,25 +1213,35 @@ class Analysis:
                 for x in lst:
                     if x[2] >= hi or lo >= x[3]:
                         continue
+                    kx = x[1]
+                    if kx == 1 and kind == 1:
+                        continue  # two loads/stores: never a pair
                     if seen is not None:
                         if id(x) in seen:
                             continue
                         seen.add(id(x))
-                    kx = x[1]
                     if kx == 0:
                         if kind == 0:
-                            self.pair_rma(x[4], x[2], x[3], t[4], lo, hi)
+                            pair_rma(x[4], x[2], x[3], t[4], lo, hi)
                         elif kind == 1:
-                            self.pair_local(x[4], x[2], x[3], t[4])
+                            pair_local(x[4], x[2], x[3], t[4])
                     elif kx == 1:
                         if kind == 0:
-                            self.pair_local(t[4], lo, hi, x[4])
+                            pair_local(t[4], lo, hi, x[4])
                         elif kind == 2:
-                            self.pair_side(t[4], x[4])
+                            pair_side(t[4], x[4])
                     elif kind == 1:
-                        self.pair_side(x[4], t[4])
+                        pair_side(x[4], t[4])
             live.append(t)
-            self._index(t, buckets, wide)
+            if b1 - b0 >= wmax:  # inline of _index
+                wide.append(t)
+            else:
+                for b in range(b0, b1 + 1):
+                    lst = buckets.get(b)
+                    if lst is None:
+                        buckets[b] = [t]
+                    else:
+                        lst.append(t)
 
     def after_grant(self, l, x):
         """l follows, on its rank, the grant of a lock whose epoch was deferred behind a closing
