@@ -148,9 +148,9 @@ class Clocks:
         self.logs = logs
         self.ranks = sorted(logs)
         self.parsed = {r: [l.split() for l in logs[r]] for r in self.ranks}
-        self.collapsed = {r: any(p and p[0] == "th" for p in self.parsed[r]) for r in self.ranks}
         self.unknown = {r: [" ".join(p[3:]) for p in self.parsed[r] if p and p[0] == "th"]
                         for r in self.ranks}
+        self.collapsed = {r: bool(self.unknown[r]) for r in self.ranks}
         # actors per rank, global indices
         self.base, G = {}, 0
         for r in self.ranks:
@@ -445,6 +445,9 @@ class Symbolizer:
 
 # ---- the analysis --------------------------------------------------------------------------
 
+REPLAY_KINDS = frozenset(("init", "node", "actors", "win", "ls", "ol", "hz", "rq", "op", "sync"))
+
+
 class Win:
     def __init__(self, gid, flavor, members):
         self.gid, self.flavor, self.members = gid, flavor, members
@@ -555,10 +558,13 @@ class Analysis:
 
         self._nclose = nclose
         ep_cache = {}
+        handled = REPLAY_KINDS
         for pos, p in enumerate(lines):
             if not p:
                 continue
             k = p[0]
+            if k not in handled:  # joins ("j", "jl"), threads, atomics: the clocks' business
+                continue
             if k == "init":
                 self.nranks = int(p[2])
                 self.exes[r] = p[4] if len(p) > 4 else "?"
@@ -1569,11 +1575,14 @@ def main(argv):
                  "they were" if len(missing) > 1 else "it was"), file=out)
     code = verdict(an.hazards, missing, interrupted, status)
     if stats:
+        cpu = os.times()
         print("rmacheck: stats: program %.3f s, analysis %.3f s, log %d bytes, %d lines, %d events,"
-              " %d load/store intervals, %d RMA operations, %d actors"
+              " %d load/store intervals, %d RMA operations, %d actors; rmacheck's own CPU"
+              " %.3f s (user+sys of the driver and analysis, not the program)"
               % (t_ran - t_start, time.monotonic() - t_ran, log_bytes,
                  sum(len(v) for v in logs.values()),
-                 an.clocks.nevents, len(an.ls), len(an.ops), an.clocks.G), file=sys.stderr)
+                 an.clocks.nevents, len(an.ls), len(an.ops), an.clocks.G,
+                 cpu.user + cpu.system), file=sys.stderr)
     if an.hazards:
         print("rmacheck: %d hazard%s%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else "",
                                            " (partial run)" if interrupted else ""), file=out)
