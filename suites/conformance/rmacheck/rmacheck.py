@@ -23,7 +23,8 @@ a program linked with an AddressSanitizer build of libnbrma (--preload "$(gcc
 -print-file-name=libasan.so)").
 
 --stats prints, on stderr, the time the program ran and the time of the analysis, the size of the
-logs, and how many lines, events, load/store intervals and RMA operations they hold.
+logs, how many lines, events, load/store intervals and RMA operations they hold, and rmacheck's
+own CPU time (driver and analysis, not the program).
 
 --ranks-per-node K treats every K ranks of a host as one node (RMACHECK_RANKS_PER_NODE): the
 runtime then keeps the clocks of atomic operations as it does across real nodes (a window of its
