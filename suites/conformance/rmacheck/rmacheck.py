@@ -23,7 +23,8 @@ a program linked with an AddressSanitizer build of libnbrma (--preload "$(gcc
 -print-file-name=libasan.so)").
 
 --stats prints, on stderr, the time the program ran and the time of the analysis, the size of the
-logs, and how many lines, events, load/store intervals and RMA operations they hold.
+logs, how many lines, events, load/store intervals and RMA operations they hold, and rmacheck's
+own CPU time (driver and analysis, not the program).
 
 --ranks-per-node K treats every K ranks of a host as one node (RMACHECK_RANKS_PER_NODE): the
 runtime then keeps the clocks of atomic operations as it does across real nodes (a window of its
@@ -35,14 +36,12 @@ the program recorded, but the program failed (non-zero exit, a signal, MPI_Abort
 was interrupted (SIGTERM, SIGINT): it stopped the program and found no hazard in what was
 recorded until then (a partial run).
 """
-import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
+# json, subprocess (addr2line; nm when the ELF reader cannot tell) are imported where used: the
+# driver's start-up is part of every checked run (docs/rmacheck.md "Scaling").
 
 MPI_NAME = "@MPI@"
 KINDS = ("conflicting-rma", "rma-vs-local", "origin-buffer", "epoch-misuse", "nonblocking-epoch")
@@ -126,6 +125,9 @@ EVENT_KINDS = frozenset(("win", "attach", "detach", "sync", "op", "rq", "coll", 
                          "rel", "acq"))
 
 
+ACTOR_KINDS = EVENT_KINDS | {"ls", "hz", "ol"}  # lines whose second field is "actor.seq"
+
+
 def _join(a, b):
     return tuple(map(max, a, b))
 
@@ -147,19 +149,19 @@ class Clocks:
         self.logs = logs
         self.ranks = sorted(logs)
         self.parsed = {r: [l.split() for l in logs[r]] for r in self.ranks}
-        self.collapsed = {r: any(p and p[0] == "th" for p in self.parsed[r]) for r in self.ranks}
         self.unknown = {r: [" ".join(p[3:]) for p in self.parsed[r] if p and p[0] == "th"]
                         for r in self.ranks}
+        self.collapsed = {r: bool(self.unknown[r]) for r in self.ranks}
         # actors per rank, global indices
         self.base, G = {}, 0
         for r in self.ranks:
             n = 1
             if not self.collapsed[r]:
-                for p in self.parsed[r]:
-                    if len(p) > 1 and (p[0] in EVENT_KINDS or p[0] in ("ls", "hz", "ol")):
-                        a = p[1].split(".", 1)[0]
-                        if a.isdigit() and int(a) + 1 > n:
-                            n = int(a) + 1
+                kinds = ACTOR_KINDS
+                for a in {p[1].partition(".")[0] for p in self.parsed[r]
+                          if len(p) > 1 and p[0] in kinds}:
+                    if a.isdigit() and int(a) + 1 > n:
+                        n = int(a) + 1
             self.base[r] = (G, n)
             G += n
         self.G = G
@@ -265,35 +267,55 @@ class Clocks:
                 return "wait" if v is None else v
             return None
 
+        base, collapsed, event_kinds = self.base, self.collapsed, EVENT_KINDS
+
         def step(r):
             """processes rank r's lines until one waits; returns whether any was processed"""
             lines = self.parsed[r]
             i = cur[r]
             moved = False
             coll = self.collapsed[r]
-            while i < len(lines):
+            base0 = self.base[r][0]
+            out_r = out[r]
+            n_lines = len(lines)
+            while i < n_lines:
                 p = lines[i]
                 if not p:
                     i += 1
                     continue
                 k = p[0]
-                if k in EVENT_KINDS:
-                    a, s_ = p[1].split(".")
+                if k in event_kinds:
+                    a, _, s_ = p[1].partition(".")
                     a, s_ = int(a), int(s_)
                     if coll:
-                        g, sq = self.base[r][0], nev[r] + 1
+                        g, sq = base0, nev[r] + 1
                     else:
-                        g, sq = self.base[r][0] + a, s_
+                        g, sq = base0 + a, s_
                     prev = cl[g][-1]
                     vc = None
                     if p[2] == "L":  # a fence's joins, logged at the next fence (rt_mpi.c)
                         p[2] = late.get((r, p[1]), "-")
                         if p[2] == "-":
                             self.dropped += 1
-                    if p[2] != "-" and not (coll and p[0] == "acq"):
+                    if p[2] != "-" and not (coll and k == "acq"):
                         js = []
                         for tok in p[2].split(","):
-                            v = resolve(r, tok)
+                            v = None
+                            if tok[0] == "e":
+                                # inline of resolve() for an event of a rank without collapse
+                                rr, a2, s2 = tok[1:].split(".")
+                                rr, a2, s2 = int(rr), int(a2), int(s2)
+                                bn = base.get(rr)
+                                if bn is not None and not collapsed[rr] and a2 < bn[1]:
+                                    c = cl[bn[0] + a2]
+                                    if len(c) <= s2:
+                                        cur[r] = i
+                                        return moved
+                                    v = c[s2]
+                                else:
+                                    v = resolve(r, tok)
+                            else:
+                                v = resolve(r, tok)
                             if v == "wait":
                                 cur[r] = i
                                 return moved
@@ -323,21 +345,21 @@ class Clocks:
                         pc = p[10] if len(p) > 10 else None
                     elif k == "win":
                         pc = p[11] if len(p) > 11 else None
-                    out[r][i] = Ev(r, g, sq, vc, i, k, p, pc, topo[0])
+                    out_r[i] = Ev(r, g, sq, vc, i, k, p, pc, topo[0])
                 elif k == "ls" or k == "hz":
-                    a, s_ = p[1].split(".")
+                    a, _, s_ = p[1].partition(".")
                     a, s_ = int(a), int(s_)
                     if coll:
-                        g = self.base[r][0]
+                        g = base0
                         lo = renum[r].get((a, s_), 0) if s_ else 0
                         hi = nev[r]
                     else:
-                        g, lo, hi = self.base[r][0] + a, s_, s_
-                    if lo >= len(cl[g]):
-                        lo = len(cl[g]) - 1
-                    src = cl[g][lo]
-                    out[r][i] = Point(r, g, hi, src, i, p[5] if len(p) > 5 else None,
-                                      topo[0] + 0.5)
+                        g, lo, hi = base0 + a, s_, s_
+                    cg = cl[g]
+                    if lo >= len(cg):
+                        lo = len(cg) - 1
+                    out_r[i] = Point(r, g, hi, cg[lo], i, p[5] if len(p) > 5 else None,
+                                     topo[0] + 0.5)
                 i += 1
                 moved = True
             cur[r] = i
@@ -402,6 +424,7 @@ class Symbolizer:
                     self.cache[pc] = pc
                 continue
             addrs = ["%x" % (base + off - 1 if off > 0 else off) for _, off in lst]
+            import subprocess
             try:
                 out = subprocess.run(["addr2line", "-e", mod, "-f", "-C"] + addrs,
                                      capture_output=True, text=True, timeout=60).stdout.split("\n")
@@ -422,6 +445,9 @@ class Symbolizer:
 
 
 # ---- the analysis --------------------------------------------------------------------------
+
+REPLAY_KINDS = frozenset(("init", "node", "actors", "win", "ls", "ol", "hz", "rq", "op", "sync"))
+
 
 class Win:
     def __init__(self, gid, flavor, members):
@@ -532,10 +558,14 @@ class Analysis:
             return st[g]
 
         self._nclose = nclose
+        ep_cache = {}
+        handled = REPLAY_KINDS
         for pos, p in enumerate(lines):
             if not p:
                 continue
             k = p[0]
+            if k not in handled:  # joins ("j", "jl"), threads, atomics: the clocks' business
+                continue
             if k == "init":
                 self.nranks = int(p[2])
                 self.exes[r] = p[4] if len(p) > 4 else "?"
@@ -561,6 +591,25 @@ class Analysis:
                 owner = int(p[4])
                 write = p[2] == "W"
                 s = state(gid)
+                closing = nclose.get(gid, 0) > 0
+                lk = s["locks"].get(owner)
+                # the epoch text depends only on this state: built once per state, not per record
+                key = (lk and lk[0], s["lock_all"] is not None, s["start"] and s["start"][2],
+                       s["post"] is not None, s["fence"], s["fence_no"], closing, s["nosucceed"])
+                hit = ep_cache.get(key)
+                if hit is not None:
+                    epochs, pt.f = hit
+                    for rg in p[6].split(","):
+                        lo, ln = rg.split(":")
+                        acc = Access()
+                        acc.ev, acc.win, acc.owner, acc.write, acc.epochs = (pt, gid, owner, write,
+                                                                             epochs)
+                        acc.lo = int(lo, 16)
+                        acc.hi = acc.lo + int(ln)
+                        self.ls.append(acc)
+                        if write and owner == r and pt.f[2] >= 0:
+                            self.stores_by_fence.setdefault((gid, r, pt.f[2]), []).append(acc)
+                    continue
                 ep = []
                 if owner in s["locks"]:
                     ep.append("lock-%s" % ("exclusive" if s["locks"][owner][0] else "shared"))
@@ -573,7 +622,6 @@ class Analysis:
                 if s["fence"]:
                     ep.append("fence #%d (between this rank's MPI_Win_fence calls %d and %d)"
                               % (s["fence_no"], s["fence_no"], s["fence_no"] + 1))
-                closing = nclose.get(gid, 0) > 0
                 if not ep and closing:
                     ep.append("none (a nonblocking closing call was made, its request not yet"
                               " completed)")
@@ -584,6 +632,7 @@ class Analysis:
                 pt.f = (s["locks"].get(owner, (None,))[0] if owner in s["locks"] else
                         (False if s["lock_all"] is not None else None),
                         closing, s["fence_no"] if s["fence"] else -1)
+                ep_cache[key] = (epochs, pt.f)
                 for rg in p[6].split(","):
                     lo, ln = rg.split(":")
                     acc = Access()
@@ -1138,12 +1187,17 @@ class Analysis:
         sm = {}
         run = None
         for i in range(n - 1, -1, -1):
-            vc = self._clock(items[i])
-            run = vc if run is None else tuple(map(min, run, vc))
+            t = items[i]
+            vc = t[4].op.ev.vc if t[1] == 2 else t[4].ev.vc
+            if run is None:
+                run = vc
+            elif run != vc:
+                run = tuple(map(min, run, vc))
             if i % K == 0:
                 sm[i] = run
         live, buckets, wide = [], {}, []
         shift, wmax = self.BUCKET_SHIFT, self.WIDE
+        pair_rma, pair_local, pair_side = self.pair_rma, self.pair_local, self.pair_side
         floor = K  # prune when the live set doubled since the last pruning
         for i, t in enumerate(items):
             if i % K == 0 and len(live) >= floor:
@@ -1166,25 +1220,35 @@ class Analysis:
                 for x in lst:
                     if x[2] >= hi or lo >= x[3]:
                         continue
+                    kx = x[1]
+                    if kx == 1 and kind == 1:
+                        continue  # two loads/stores: never a pair
                     if seen is not None:
                         if id(x) in seen:
                             continue
                         seen.add(id(x))
-                    kx = x[1]
                     if kx == 0:
                         if kind == 0:
-                            self.pair_rma(x[4], x[2], x[3], t[4], lo, hi)
+                            pair_rma(x[4], x[2], x[3], t[4], lo, hi)
                         elif kind == 1:
-                            self.pair_local(x[4], x[2], x[3], t[4])
+                            pair_local(x[4], x[2], x[3], t[4])
                     elif kx == 1:
                         if kind == 0:
-                            self.pair_local(t[4], lo, hi, x[4])
+                            pair_local(t[4], lo, hi, x[4])
                         elif kind == 2:
-                            self.pair_side(t[4], x[4])
+                            pair_side(t[4], x[4])
                     elif kind == 1:
-                        self.pair_side(x[4], t[4])
+                        pair_side(x[4], t[4])
             live.append(t)
-            self._index(t, buckets, wide)
+            if b1 - b0 >= wmax:  # inline of _index
+                wide.append(t)
+            else:
+                for b in range(b0, b1 + 1):
+                    lst = buckets.get(b)
+                    if lst is None:
+                        buckets[b] = [t]
+                    else:
+                        lst.append(t)
 
     def after_grant(self, l, x):
         """l follows, on its rank, the grant of a lock whose epoch was deferred behind a closing
@@ -1380,7 +1444,7 @@ def main(argv):
         die("runtime librmacheck.so not found next to %s" % sys.argv[0])
     if logdir is None:
         logdir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    d = tempfile.mkdtemp(prefix="rmacheck.", dir=logdir)
+    d = make_logdir(logdir)
     env = dict(os.environ)
     env["RMACHECK_DIR"] = d
     if rpn:
@@ -1390,26 +1454,37 @@ def main(argv):
     # what they logged until then is analyzed and reported as partial. A launcher still running
     # GRACE seconds after the signal, or after a second one, is killed.
     interrupted = []
-    child = []
+    child = []  # the launcher's pid while it runs (not yet reaped)
+
+    def kill_child(signum):
+        for pid in child:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
 
     def on_signal(signum, frame):
         interrupted.append((signum, time.monotonic()))
-        for c in child:
-            if c.poll() is None:
-                try:
-                    c.send_signal(signum) if len(interrupted) == 1 else c.kill()
-                except OSError:
-                    pass
+        if len(interrupted) == 1:
+            kill_child(signum)
+            signal.setitimer(signal.ITIMER_REAL, GRACE)  # then SIGALRM: kill
+        else:
+            kill_child(signal.SIGKILL)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
+    signal.signal(signal.SIGALRM, lambda signum, frame: kill_child(signal.SIGKILL))
     t_start = time.monotonic()
     try:
+        # posix_spawn and a blocking waitpid: no subprocess module to import, and the driver
+        # learns of the launcher's exit at once (Popen.wait with a timeout polls with sleeps of
+        # up to 50 ms). Signals still reach on_signal: waitpid resumes after the handler.
         try:
-            child.append(subprocess.Popen(cmd, env=env))
+            child.append(os.posix_spawnp(cmd[0], cmd, env,
+                                         setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)))
         except OSError as e:
             die("cannot run %s: %s" % (cmd[0], e))
-        status = wait_launcher(child[0], interrupted)
+        status = wait_launcher(child)
         t_ran = time.monotonic()
         logs = read_logs(d)
         log_bytes = sum(len(v) + sum(map(len, v)) for v in logs.values()) if stats else 0
@@ -1426,7 +1501,7 @@ def main(argv):
         if keep:
             print("rmacheck: logs kept in %s" % d, file=sys.stderr)
         else:
-            shutil.rmtree(d, ignore_errors=True)
+            remove_tree(d)
     sym = Symbolizer()
     pcs = []
     for h in an.hazards:
@@ -1437,12 +1512,7 @@ def main(argv):
     instrumented = {}
     for r, exe in an.exes.items():
         if exe not in instrumented:
-            try:
-                out = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
-                                     text=True, timeout=60).stdout
-            except (OSError, subprocess.SubprocessError):
-                out = ""
-            instrumented[exe] = "__tsan_" in out
+            instrumented[exe] = imports_tsan(exe)
     loadstore = all(instrumented.values()) if instrumented else False
     for h in an.hazards:
         for s in (h["first"], h["second"]):
@@ -1486,6 +1556,7 @@ def main(argv):
     nodes = {n[0] for n in an.nodes.values()}
     stores = {n[2] for n in an.nodes.values()}
     if json_out:
+        import json
         with open(json_out, "w") as f:
             json.dump({"hazards": an.hazards, "loadstore_checked": loadstore,
                        "program_status": status, "partial": bool(interrupted),
@@ -1505,11 +1576,14 @@ def main(argv):
                  "they were" if len(missing) > 1 else "it was"), file=out)
     code = verdict(an.hazards, missing, interrupted, status)
     if stats:
+        cpu = os.times()
         print("rmacheck: stats: program %.3f s, analysis %.3f s, log %d bytes, %d lines, %d events,"
-              " %d load/store intervals, %d RMA operations, %d actors"
+              " %d load/store intervals, %d RMA operations, %d actors; rmacheck's own CPU"
+              " %.3f s (user+sys of the driver and analysis, not the program)"
               % (t_ran - t_start, time.monotonic() - t_ran, log_bytes,
                  sum(len(v) for v in logs.values()),
-                 an.clocks.nevents, len(an.ls), len(an.ops), an.clocks.G), file=sys.stderr)
+                 an.clocks.nevents, len(an.ls), len(an.ops), an.clocks.G,
+                 cpu.user + cpu.system), file=sys.stderr)
     if an.hazards:
         print("rmacheck: %d hazard%s%s" % (len(an.hazards), "s" if len(an.hazards) > 1 else "",
                                            " (partial run)" if interrupted else ""), file=out)
@@ -1539,17 +1613,110 @@ def verdict(hazards, missing, interrupted, status):
     return 0
 
 
-def wait_launcher(proc, interrupted, grace=20.0):
-    """The launcher's exit status (negative: killed by that signal)."""
+GRACE = 20.0  # seconds a launcher has to stop after SIGTERM/SIGINT before it is killed
+
+
+def wait_launcher(child):
+    """The launcher's exit status (negative: killed by that signal); child: [its pid], emptied
+    once it is reaped (no signal goes to a pid the system may reuse)."""
     while True:
         try:
-            return proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            if interrupted and time.monotonic() - interrupted[0][1] > grace:
+            pid, st = os.waitpid(child[0], 0)
+        except ChildProcessError:
+            child.clear()
+            return -signal.SIGKILL  # reaped elsewhere: not expected; never a clean verdict
+        if pid == child[0] and (os.WIFEXITED(st) or os.WIFSIGNALED(st)):
+            child.clear()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return -os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st)
+
+
+def make_logdir(parent):
+    """A fresh directory (mode 0700) for the ranks' logs under parent (None: the system's
+    temporary directory), as tempfile.mkdtemp makes it, without importing tempfile."""
+    if parent is None:
+        parent = next((os.environ[v] for v in ("TMPDIR", "TEMP", "TMP") if os.environ.get(v)),
+                      "/tmp")
+    for _ in range(100):
+        d = os.path.join(os.path.abspath(parent), "rmacheck." + os.urandom(6).hex())
+        try:
+            os.mkdir(d, 0o700)
+            return d
+        except FileExistsError:
+            continue
+        except OSError as e:
+            die("cannot create a log directory in %s: %s" % (parent, e))
+    die("cannot create a log directory in %s" % parent)
+
+
+def remove_tree(d):
+    """shutil.rmtree(d, ignore_errors=True) for the log directory, without importing shutil."""
+    try:
+        with os.scandir(d) as it:
+            for e in it:
                 try:
-                    proc.kill()
+                    if e.is_dir(follow_symlinks=False):
+                        remove_tree(e.path)
+                    else:
+                        os.unlink(e.path)
                 except OSError:
                     pass
+        os.rmdir(d)
+    except OSError:
+        pass
+
+
+def imports_tsan(exe):
+    """The executable imports ThreadSanitizer's hooks (__tsan_*: built with rmacheck-cc): its
+    undefined dynamic symbols, read from the ELF file (what nm -D --undefined-only lists); nm
+    itself only when the file is not an ELF file this reader understands."""
+    import mmap
+    import struct
+    try:
+        with open(exe, "rb") as f:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        data = b""
+    try:
+        if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+            raise ValueError("not ELF")
+        is64, en = data[4] == 2, "<" if data[5] == 1 else ">"
+        if is64:
+            shoff, = struct.unpack_from(en + "Q", data, 0x28)
+            shentsize, shnum = struct.unpack_from(en + "HH", data, 0x3A)
+            shfmt, symsz = en + "IIQQQQIIQQ", 24
+        else:
+            shoff, = struct.unpack_from(en + "I", data, 0x20)
+            shentsize, shnum = struct.unpack_from(en + "HH", data, 0x2E)
+            shfmt, symsz = en + "IIIIIIIIII", 16
+        secs = [struct.unpack_from(shfmt, data, shoff + i * shentsize) for i in range(shnum)]
+        found = False
+        for sec in secs:
+            if sec[1] != 11:  # SHT_DYNSYM
+                continue
+            off, size, link = sec[4], sec[5], sec[6]
+            stroff = secs[link][4]
+            for i in range(1, size // symsz):  # entry 0 is the null symbol
+                b = off + i * symsz
+                if is64:
+                    name, shndx = struct.unpack_from(en + "I", data, b)[0], \
+                        struct.unpack_from(en + "H", data, b + 6)[0]
+                else:
+                    name, shndx = struct.unpack_from(en + "I", data, b)[0], \
+                        struct.unpack_from(en + "H", data, b + 14)[0]
+                if shndx == 0 and data[stroff + name:stroff + name + 7] == b"__tsan_":
+                    found = True
+                    break
+        return found
+    except (ValueError, IndexError, struct.error):
+        pass
+    import subprocess
+    try:
+        out = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return "__tsan_" in out
 
 
 if __name__ == "__main__":
