@@ -194,8 +194,7 @@ static const nbr_runs_t *pack_runs(const nbr_dtype_t *d, int elem)
 }
 
 /* The origin's side of a packed transfer: its buffer as a cursor (or as the stream itself). */
-static int pack_side(const nbr_dtype_t *d, int count, const void *buf, int elem,
-                     nbr_tp_side_t *sd)
+static int pack_side(const nbr_dtype_t *d, int count, const void *buf, int elem, nbr_tp_side_t *sd)
 {
     const nbr_runs_t *r = nbr_runs_of(d, elem);
     if (!r)
@@ -300,8 +299,7 @@ static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int 
  * carrying them out in call order). */
 static inline int sched_holds(const nbr_win_t *w, int rank, MPI_Aint bytes)
 {
-    return bytes >= w->sched_th && !w->replaying && !w->want_req &&
-           w->t[rank].net == NBR_NET_SHM;
+    return bytes >= w->sched_th && !w->replaying && !w->want_req && w->t[rank].net == NBR_NET_SHM;
 }
 
 /* Delayed issue (paper 004 §III-D; NBRMA_ISSUE=delayed, info key nbrma_issue): in a ready epoch
@@ -462,6 +460,30 @@ static int acc_walk_take(acc_walk_t *a, MPI_Aint max, MPI_Aint *oo, MPI_Aint *to
     return 1;
 }
 
+/* The result walk and (unless MPI_NO_OP) the origin walk of a get_accumulate, both in the target's
+ * elements. 0 when a type is not built from the target's basic type. */
+static int acc_walks_init(acc_walk_t *r, acc_walk_t *a, MPI_Op op, const nbr_dtype_t *od,
+                          int ocount, const nbr_dtype_t *rd, int rcount, const nbr_dtype_t *td,
+                          int tcount)
+{
+    *r = (acc_walk_t){.len = 0};
+    *a = (acc_walk_t){.len = 0};
+    return nbr_dtype_walk_init_elem(&r->it, rd, rcount, td, tcount) == MPI_SUCCESS &&
+           (op == MPI_NO_OP ||
+            nbr_dtype_walk_init_elem(&a->it, od, ocount, td, tcount) == MPI_SUCCESS);
+}
+
+/* The origin's bytes for the next `len` bytes of target elements, gathered into tmp in target
+ * order. */
+static void acc_gather(acc_walk_t *a, const void *obuf, MPI_Aint len, char *tmp)
+{
+    for (MPI_Aint got = 0, oo, to, n; got < len; got += n) {
+        if (!acc_walk_take(a, len - got, &oo, &to, &n))
+            break; /* cannot happen: both walks cover the same target bytes */
+        memcpy(tmp + got, (const char *)obuf + oo, (size_t)n);
+    }
+}
+
 /* Get_accumulate on a window whose eligible pairs use atomic instructions (accumulate_ops=
  * same_op, MPI-3.1 §11.2.1; op.c): each piece of target elements is fetched and updated element
  * by element with one atomic instruction each (a piece whose first element is not aligned —
@@ -471,20 +493,15 @@ static int get_apply_atomic(nbr_win_t *w, MPI_Op op, const void *obuf, int ocoun
                             const nbr_dtype_t *od, void *rbuf, int rcount, const nbr_dtype_t *rd,
                             int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
 {
-    acc_walk_t r = {.len = 0}, a = {.len = 0};
-    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
-        (op != MPI_NO_OP &&
-         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+    acc_walk_t r, a;
+    if (!acc_walks_init(&r, &a, op, od, ocount, rd, rcount, td, tcount))
         return MPI_ERR_TYPE;
     MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
     unsigned char *tbase = w->t[rank].base;
     static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
     while (acc_walk_take(&r, budget, &oo, &to, &len)) {
-        for (MPI_Aint got = 0, aoo, ato, alen; op != MPI_NO_OP && got < len; got += alen) {
-            if (!acc_walk_take(&a, len - got, &aoo, &ato, &alen))
-                break; /* cannot happen: both walks cover the same target bytes */
-            memcpy(tmp + got, (const char *)obuf + aoo, (size_t)alen);
-        }
+        if (op != MPI_NO_OP)
+            acc_gather(&a, obuf, len, (char *)tmp);
         const void *in = op != MPI_NO_OP ? tmp : NULL;
         char *res = (char *)rbuf + oo;
         if (nbr_op_atomic(op, td->basic, in, tbase + off + to, res, len / ext))
@@ -508,10 +525,8 @@ static int get_apply_chunked(nbr_win_t *w, MPI_Op op, const void *obuf, int ocou
                              const nbr_dtype_t *od, void *rbuf, int rcount, const nbr_dtype_t *rd,
                              int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td)
 {
-    acc_walk_t r = {.len = 0}, a = {.len = 0};
-    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
-        (op != MPI_NO_OP &&
-         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+    acc_walk_t r, a;
+    if (!acc_walks_init(&r, &a, op, od, ocount, rd, rcount, td, tcount))
         return MPI_ERR_TYPE;
     MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
     unsigned char *tbase = w->t[rank].base;
@@ -563,10 +578,10 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
      * piece by piece through the table's acc, which serves aligned elements with UCP atomics —
      * all of an origin's accumulates to a location through one channel, so they stay ordered
      * (MPI-3.1 §11.7.2's default accumulate_ordering). */
-    const nbr_runs_t *tr = w->acc_native && nbr_tp_of(w, rank)->acc != nbr_am_acc &&
-                                   nbr_op_atomic_size(op, td->basic)
-                               ? NULL
-                               : pack_runs(td, 1);
+    const nbr_runs_t *tr =
+        w->acc_native && nbr_tp_of(w, rank)->acc != nbr_am_acc && nbr_op_atomic_size(op, td->basic)
+            ? NULL
+            : pack_runs(td, 1);
     nbr_tp_side_t src, res;
     if (tr && (op == MPI_NO_OP || pack_side(od, ocount, obuf, 1, &src)) &&
         (!rbuf || pack_side(rd, rcount, rbuf, 1, &res))) {
@@ -586,7 +601,7 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
             for (MPI_Aint done = 0, n; rc == MPI_SUCCESS && done < len; done += n) {
                 n = len - done < budget ? len - done : budget;
                 rc = nbr_tp_of(w, rank)->acc(w, rank, off + to + done, op, td->basic,
-                                (const char *)obuf + oo + done, NULL, (size_t)n);
+                                             (const char *)obuf + oo + done, NULL, (size_t)n);
             }
         return rc;
     }
@@ -604,21 +619,16 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
         }
         return rc;
     }
-    acc_walk_t r = {.len = 0}, a = {.len = 0};
-    if (nbr_dtype_walk_init_elem(&r.it, rd, rcount, td, tcount) != MPI_SUCCESS ||
-        (op != MPI_NO_OP &&
-         nbr_dtype_walk_init_elem(&a.it, od, ocount, td, tcount) != MPI_SUCCESS))
+    acc_walk_t r, a;
+    if (!acc_walks_init(&r, &a, op, od, ocount, rd, rcount, td, tcount))
         return nbr_err(w, call, MPI_ERR_TYPE,
                        "origin, result and target types do not hold the same elements");
     char *tmp = op != MPI_NO_OP ? malloc((size_t)budget) : NULL;
     if (op != MPI_NO_OP && !tmp)
         return nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory for an accumulate piece");
     while (rc == MPI_SUCCESS && acc_walk_take(&r, budget, &oo, &to, &len)) {
-        for (MPI_Aint got = 0, aoo, ato, alen; op != MPI_NO_OP && got < len; got += alen) {
-            if (!acc_walk_take(&a, len - got, &aoo, &ato, &alen))
-                break; /* cannot happen: both walks cover the same target bytes */
-            memcpy(tmp + got, (const char *)obuf + aoo, (size_t)alen);
-        }
+        if (op != MPI_NO_OP)
+            acc_gather(&a, obuf, len, (char *)tmp);
         rc = nbr_tp_of(w, rank)->acc(w, rank, off + to, op, td->basic, tmp, (char *)rbuf + oo,
                                      (size_t)len);
     }
@@ -794,8 +804,8 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
     if (nbr_tp_remote(&w->t[rank]))
         return acc_remote(w, call, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount, td);
     if (w->acc_native && w->t[rank].base && nbr_op_atomic_size(op, td->basic) &&
-        (rc = get_apply_atomic(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
-                               td)) != MPI_ERR_TYPE)
+        (rc = get_apply_atomic(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount, td)) !=
+            MPI_ERR_TYPE)
         return rc;
     if ((rc = get_apply_chunked(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
                                 td)) != MPI_ERR_TYPE)
@@ -959,7 +969,7 @@ NBR_API int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf,
     w->op_req = NULL;                                                                              \
     int rc_ = call_expr;                                                                           \
     nbr_req_t *r_ = w->got_req;                                                                    \
-    int issued_ = w->op_req != NULL; /* remote operations in flight finish it */                  \
+    int issued_ = w->op_req != NULL; /* remote operations in flight finish it */                   \
     w->want_req = 0;                                                                               \
     w->got_req = NULL;                                                                             \
     w->op_req = NULL;                                                                              \
