@@ -86,8 +86,14 @@ static int raise_err(MPI_Win win, MPI_Comm comm, int rank, const char *call, int
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     if ((win != MPI_WIN_NULL ? PMPI_Win_get_errhandler(win, &eh)
                              : PMPI_Comm_get_errhandler(comm, &eh)) == MPI_SUCCESS) {
-        if (!nbr_cfg.VERBOSE && !strings_work && eh == MPI_ERRORS_ARE_FATAL)
-            fprintf(stderr, "libnbrma: %s\n", msg); /* the abort message will not say it */
+        /* Before a fatal handler we print the message ourselves even where the vendor's abort
+         * text would carry it: Open MPI sends that text to mpirun as an aggregated help message,
+         * and when the job is torn down by another rank's abort it can be lost (seen in CI:
+         * neither rank's message reached stderr). One line written by this process is not. */
+        if (!nbr_cfg.VERBOSE && eh == MPI_ERRORS_ARE_FATAL) {
+            fprintf(stderr, "libnbrma: %s\n", msg);
+            fflush(stderr);
+        }
         if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
             PMPI_Errhandler_free(&eh);
     }
