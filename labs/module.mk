@@ -19,7 +19,7 @@ LAB_BINS := $(foreach s,$(LAB_C),$(call lab_bin,$(s),starter)) \
   $(foreach s,$(LAB_SOL_C),$(call lab_bin,$(s),solution))
 
 define lab_rule
-$(call lab_bin,$(1),$(2)): $(1) labs/common/labutil.h $(NBRMA_LIB)
+$(call lab_bin,$(1),$(2)): $(1) labs/common/labutil.h harness/relax.h $(NBRMA_LIB)
 	@mkdir -p $$(@D)
 	$$(MPICC) $$(LAB_CFLAGS) -o $$@ $$< $(if $(filter $(1),$(LAB_NBRMA)),$$(LAB_NBRMA_LDFLAGS))
 endef

@@ -4,10 +4,13 @@
  *   lab_now()           wall-clock seconds (MPI_Wtime)
  *   lab_work_ms(ms)     keep the CPU busy for `ms` milliseconds of wall-clock time, making no MPI
  *                       call: a rank that "computes" and does nothing else meanwhile
- *   lab_wait(&req)      complete a request by MPI_Test + sched_yield. MPI_Wait would do the
- *                       same, but some MPI libraries spin without ever giving the core away
- *                       while they wait, which hurts when there are more ranks than cores
- *                       (a laptop, a shared login node); this loop lets the other ranks run.
+ *   lab_wait(&req)      complete a request by MPI_Test + nbh_relax (harness/relax.h: yield
+ *                       the core while yields come back at once, poll without yielding for a
+ *                       while when one came back late). MPI_Wait would do the same, but some MPI
+ *                       libraries spin without ever giving the core away while they wait, which
+ *                       hurts when there are more ranks than cores (a laptop, a shared login
+ *                       node); this loop lets the other ranks run, and does not starve itself
+ *                       beside other jobs' busy tasks as a yield at every turn would on Linux 6.6+.
  *   lab_barrier(comm)   a barrier built the same way (MPI_Ibarrier + lab_wait)
  *   lab_median(v, n)    the median of n doubles (sorts v)
  *   lab_arg(argc, argv, "-d", 100)   the integer after option "-d", or the default (after
@@ -16,8 +19,8 @@
 #ifndef LABUTIL_H
 #define LABUTIL_H
 
+#include "../../harness/relax.h" /* nbh_relax: found next to this file whatever -I says */
 #include <mpi.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +56,7 @@ static inline void lab_wait(MPI_Request *req)
     while (!done) {
         lab_check(MPI_Test(req, &done, MPI_STATUS_IGNORE), "MPI_Test");
         if (!done)
-            sched_yield();
+            nbh_relax();
     }
 }
 
