@@ -105,7 +105,9 @@ RESULTS ?= results/$(MPI)$(if $(NODES),/nodes$(NODES))$(if $(NET),-$(NET))
 # and every object built before it is rebuilt (Makefile: the objects depend on the stamp).
 NBR_CONFIG_STAMP := $(BUILD)/config.stamp
 nbr_q = '$(subst ','\'',$(1))'
-NBR_CONFIG_LINES := $(call nbr_q,MPI=$(MPI)) $(call nbr_q,MPICC=$(MPICC)) \
+# BUILD is recorded as spelled: the dependency files name their targets with it, so a tree built
+# as build/mpich and then as /abs/.../build/mpich would otherwise miss every header change.
+NBR_CONFIG_LINES := $(call nbr_q,MPI=$(MPI)) $(call nbr_q,BUILD=$(BUILD)) $(call nbr_q,MPICC=$(MPICC)) \
   $(call nbr_q,MPICC_PATH=$(shell command -v $(firstword $(MPICC)) 2>/dev/null)) \
   $(call nbr_q,MPICC_SHOW=$(shell $(MPICC) -show 2>/dev/null || $(MPICC) --showme 2>/dev/null)) \
   $(call nbr_q,CC=$(if $(filter default,$(origin CC)),,$(CC))) $(call nbr_q,CXX=$(CXX)) \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_build_config.sh — any MPI, rebuilt when it changes (issue 23 §B5): MPI=<name> with MPICC and
 # MPIEXEC builds into build/<name>/ and writes results/<name>/; another MPI without a wrapper is
-# refused with the way out; a built tree whose MPICC or flags change is rebuilt (the configuration
+# refused with the way out; a built tree whose MPICC, flags or spelling of BUILD change is rebuilt (the configuration
 # is recorded in BUILD/config.txt), and not rebuilt when nothing changed.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" && . harness/taplib.sh
@@ -55,4 +55,9 @@ t_like "$tmp/out" "is up to date" "nothing changed: nothing is rebuilt"
 m MPI=$name MPICC="$last" MPIEXEC=mpiexec.mpich BUILD="$b" CFLAGS="-O1 -g" "$b/tests/mpi_version"
 t_like "$tmp/out" '^  CFLAGS: -O2 -g -> -O1 -g$' "new CFLAGS rebuild the tree too"
 t_like "$tmp/out" ' -O1 -g -c harness/tests/mpi_version.c' "with the new flags"
+# The same tree spelled another way (relative instead of absolute): the dependency files name their
+# targets by the spelling they were built with, so it counts as a change and rebuilds.
+rel=$(realpath --relative-to="$top" "$b")
+m MPI=$name MPICC="$last" MPIEXEC=mpiexec.mpich BUILD="$rel" CFLAGS="-O1 -g" "$rel/tests/mpi_version"
+t_like "$tmp/out" "^  BUILD: $b -> $rel\$" "BUILD spelled relatively after absolutely rebuilds the tree, naming both spellings"
 t_done
