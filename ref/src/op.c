@@ -312,29 +312,52 @@ void nbr_op_run(nbr_kernel_fn *k, const void *in, void *inout, MPI_Aint n, MPI_A
  * "same_op — the implementation will assume that all concurrent accumulate calls to the same
  * target address will use the same operation" (MPI-3.1 §11.2.1). Then every path that serves an
  * eligible (op, type) pair — this process's own memory, a node peer's mapped memory, an am
- * target applying an origin's request, a UCP atomic (UCX_ATOMIC_MODE=cpu) — uses one atomic
- * instruction per element, and they compose: §11.7.1's element-wise atomicity holds without
+ * target applying an origin's request, a UCP atomic (UCX_ATOMIC_MODE=cpu) — uses atomic
+ * instructions per element, and they compose: §11.7.1's element-wise atomicity holds without
  * the accumulate lock. Pairs outside the set keep the lock everywhere (same_op: no concurrent
- * accumulate of another op on that location can mix with them). */
-int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
+ * accumulate of another op on that location can mix with them).
+ *
+ * Two kinds of eligible pair, on elements of 4 or 8 bytes with no padding:
+ * - one instruction: MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR on integers (fetch-add/and/or/xor),
+ *   MPI_REPLACE (exchange) and MPI_NO_OP (load) on any such element — the operations network
+ *   atomics have too (nbr_op_atomic_native: UCP's ADD, AND, OR, XOR, SWAP);
+ * - a compare-and-swap loop around the op's own kernel, for every other predefined op the type
+ *   takes (MPI_MIN, MPI_MAX, MPI_PROD on integers; SUM, PROD, MIN, MAX on floating types; the
+ *   logical ops; MINLOC/MAXLOC on 8-byte pairs such as MPI_2INT): read the element, combine a
+ *   copy with the kernel the lock path uses, swap it in if the element is unchanged, else retry
+ *   with what was there. The result is what the lock path computes, bit for bit. Network atomics
+ *   have no such ops, so toward another node these go to the target's CPU (am), whose loop is
+ *   atomic with the node's own. */
+static int atomic_insn(int o, int cls)
+{
+    if (o == OP_REPLACE || o == OP_NO_OP)
+        return 1;
+    return (cls == NBR_CLS_CINT || cls == NBR_CLS_FINT || cls == NBR_CLS_MULTI) &&
+           (o == OP_SUM || o == OP_BAND || o == OP_BOR || o == OP_BXOR);
+}
+
+/* The element size when (op, basic) is eligible, else 0; *insn: served by one instruction. */
+static int atomic_pair(MPI_Op op, MPI_Datatype basic, int *insn)
 {
     int o = op_index(op), cls, repr;
     const nbr_dtype_t *d;
     if (o < 0 || !nbr_dtype_classify(basic, &cls, &repr) || nbr_dtype_get(basic, &d) != MPI_SUCCESS ||
         (d->size != 4 && d->size != 8) || d->size != d->extent)
         return 0;
-    switch (cls) {
-    case NBR_CLS_CINT:
-    case NBR_CLS_FINT:
-    case NBR_CLS_MULTI:
-        if (o == OP_SUM || o == OP_BAND || o == OP_BOR || o == OP_BXOR)
-            return (int)d->size;
-        /* fall through */
-    case NBR_CLS_LOGICAL: /* the types compare-and-swap takes: REPLACE and NO_OP compose with it */
-        return o == OP_REPLACE || o == OP_NO_OP ? (int)d->size : 0;
-    default:
-        return 0;
-    }
+    *insn = atomic_insn(o, cls);
+    return *insn || nbr_op_kernel(op, basic) ? (int)d->size : 0;
+}
+
+int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
+{
+    int insn;
+    return atomic_pair(op, basic, &insn);
+}
+
+int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
+{
+    int insn;
+    return atomic_pair(op, basic, &insn) && insn;
 }
 
 #define NBR_AT_OP(T, p, v, o)                                                                      \
@@ -345,25 +368,56 @@ int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
      : o == OP_REPLACE ? __atomic_exchange_n((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                   \
                        : __atomic_load_n((T *)(p), __ATOMIC_SEQ_CST))
 
+/* The compare-and-swap loop of one element: k combines the operand v into a copy of what the
+ * element holds; the copy goes in only if the element still holds what was read. */
+#define NBR_AT_LOOP(T, p, v, k, r)                                                                 \
+    do {                                                                                           \
+        union {                                                                                    \
+            T u;                                                                                   \
+            _Alignas(8) char b[sizeof(T)];                                                         \
+        } nw;                                                                                      \
+        (r) = __atomic_load_n((T *)(p), __ATOMIC_SEQ_CST);                                         \
+        do {                                                                                       \
+            nw.u = (r);                                                                            \
+            (k)((const char *)(v), nw.b, 1);                                                       \
+        } while (!__atomic_compare_exchange_n((T *)(p), &(r), nw.u, 0, __ATOMIC_SEQ_CST,           \
+                                              __ATOMIC_SEQ_CST));                                 \
+    } while (0)
+
 int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n)
 {
-    int s = nbr_op_atomic_size(op, basic), o = op_index(op);
+    int insn, s = atomic_pair(op, basic, &insn), o = op_index(op);
     if (!s || (uintptr_t)p % (uintptr_t)s)
         return 0;
+    nbr_kernel_fn *k = insn ? NULL : nbr_op_kernel(op, basic);
     for (MPI_Aint i = 0; i < n; i++) {
         unsigned char *e = (unsigned char *)p + i * s;
         if (s == 4) {
-            uint32_t v = 0, r;
+            union {
+                uint32_t u;
+                _Alignas(8) char b[4];
+            } v = {0};
+            uint32_t r;
             if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
-                memcpy(&v, (const char *)in + i * 4, 4);
-            r = NBR_AT_OP(uint32_t, e, v, o);
+                memcpy(v.b, (const char *)in + i * 4, 4);
+            if (k)
+                NBR_AT_LOOP(uint32_t, e, v.b, k, r);
+            else
+                r = NBR_AT_OP(uint32_t, e, v.u, o);
             if (old)
                 memcpy((char *)old + i * 4, &r, 4);
         } else {
-            uint64_t v = 0, r;
+            union {
+                uint64_t u;
+                _Alignas(8) char b[8];
+            } v = {0};
+            uint64_t r;
             if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
-                memcpy(&v, (const char *)in + i * 8, 8);
-            r = NBR_AT_OP(uint64_t, e, v, o);
+                memcpy(v.b, (const char *)in + i * 8, 8);
+            if (k)
+                NBR_AT_LOOP(uint64_t, e, v.b, k, r);
+            else
+                r = NBR_AT_OP(uint64_t, e, v.u, o);
             if (old)
                 memcpy((char *)old + i * 8, &r, 8);
         }

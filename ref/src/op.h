@@ -36,14 +36,17 @@ int nbr_op_index(MPI_Op op);
 MPI_Op nbr_op_at(int index);
 
 /* accumulate_ops=same_op (MPI-3.1 §11.2.1; op.c, docs/ref-internals.md): the element size (4 or
- * 8) when (op, basic) is served with atomic instructions — MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR
- * on C/Fortran integers and MPI_AINT/OFFSET/COUNT, MPI_REPLACE and MPI_NO_OP on those and on
- * logicals — 0 otherwise. nbr_op_atomic applies it to n elements at p (in: the operands, NULL
- * for MPI_NO_OP; old: the previous contents, or NULL), one sequentially consistent atomic
- * instruction each; it returns 0 and does nothing when the pair is not eligible or p is not
+ * 8) when (op, basic) is served with atomic instructions — one instruction for MPI_SUM, MPI_BAND,
+ * MPI_BOR, MPI_BXOR on C/Fortran integers and MPI_AINT/OFFSET/COUNT and for MPI_REPLACE and
+ * MPI_NO_OP on any 4- or 8-byte element without padding (nbr_op_atomic_native: the ops network
+ * atomics have), a compare-and-swap loop around the op's kernel for every other predefined op
+ * such an element takes — 0 otherwise. nbr_op_atomic applies it to n elements at p (in: the
+ * operands, NULL for MPI_NO_OP; old: the previous contents, or NULL), sequentially consistent
+ * atomics per element; it returns 0 and does nothing when the pair is not eligible or p is not
  * aligned to the element size (the caller takes its lock path). nbr_op_atomic_cas: one
  * compare-and-swap of n (4 or 8) bytes at aligned p, else 0. */
 int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic);
+int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic);
 int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n);
 int nbr_op_atomic_cas(size_t n, void *p, const void *val, const void *cmp, void *old);
 

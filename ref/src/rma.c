@@ -574,12 +574,13 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
     MPI_Aint ext = td->basic_extent, budget = NBR_AM_PIECE - NBR_AM_PIECE % ext, oo, to, len;
     int rc = MPI_SUCCESS;
     /* Small noncontiguous target elements: packed (whole elements; results field by field). */
-    /* accumulate_ops=same_op over a transport with its own atomics (ucx): eligible pairs go
-     * piece by piece through the table's acc, which serves aligned elements with UCP atomics —
-     * all of an origin's accumulates to a location through one channel, so they stay ordered
-     * (MPI-3.1 §11.7.2's default accumulate_ordering). */
+    /* accumulate_ops=same_op over a transport with its own atomics (ucx): pairs its atomics
+     * serve (op.c's one-instruction pairs) go piece by piece through the table's acc, which
+     * serves aligned elements with UCP atomics — all of an origin's accumulates to a location
+     * through one channel, so they stay ordered (MPI-3.1 §11.7.2's default accumulate_ordering).
+     * The compare-and-swap-loop pairs are packed to the target's CPU like any other. */
     const nbr_runs_t *tr =
-        w->acc_native && nbr_tp_of(w, rank)->acc != nbr_am_acc && nbr_op_atomic_size(op, td->basic)
+        w->acc_native && nbr_tp_of(w, rank)->acc != nbr_am_acc && nbr_op_atomic_native(op, td->basic)
             ? NULL
             : pack_runs(td, 1);
     nbr_tp_side_t src, res;

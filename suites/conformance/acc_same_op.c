@@ -12,7 +12,13 @@
  *                                                      initial 0 and every token, each once
  *   compare-and-swap tickets on 64 and 32 bits, read   the won old values are 0..T-1
  *     with get_accumulate(MPI_NO_OP)
- *   SUM on a double (no atomic instruction serves it)  exact
+ *   SUM on a double (a compare-and-swap loop in ref)   exact
+ *   PROD x3 on a 64-bit unsigned integer               3^N mod 2^64 (a lost update shows);
+ *     then every rank hammers one element with PROD   again 3^N: the ranks run at once on
+ *     x3 for 200 ms (flushing every 64)               every core, so a read-modify-write that
+ *                                                     is not atomic loses updates
+ *   MIN on a 64-bit integer and on a double, MAX by    the global minimum and maximum
+ *     fetch_and_op on a 32-bit one (CAS loops in ref)
  *   SUM through a vector type and a contiguous one     exact (both must take one path)
  *   SUM on a 64-bit integer at an address that is not  exact (no atomic on every path either)
  *     8-byte aligned
@@ -21,6 +27,7 @@
  * or am path of the other node all reach the same elements. MPI_Win_get_info must report the
  * key's value. */
 #include "conf.h"
+#include <limits.h>
 
 #ifndef ROUNDS
 #define ROUNDS 120
@@ -39,7 +46,12 @@ enum { /* byte offsets in rank 0's window (disp_unit 1) */
     O_VEC = 64, /* and O_VEC + 16 */
     O_UNAL = 100,
     O_CAS32 = 112,
-    WIN_BYTES = 128
+    O_MIN64 = 128,
+    O_MAX32 = 136,
+    O_PROD = 144,
+    O_DMIN = 152,
+    O_HAMMER = 160,
+    WIN_BYTES = 168
 };
 
 static int cmp_ll(const void *a, const void *b)
@@ -70,7 +82,7 @@ static long long rd64(const unsigned char *b, int off)
 int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
-    tap_plan(12);
+    tap_plan(16);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "accumulate_ops", "same_op");
@@ -80,6 +92,13 @@ int main(int argc, char **argv)
     memset(base, 0, WIN_BYTES);
     unsigned long long ones = ~0ULL;
     memcpy(base + O_BAND, &ones, 8);
+    const long long min0 = LLONG_MAX;
+    const int max0 = INT_MIN;
+    const unsigned long long prod0 = 1;
+    const double dmin0 = 1e300;
+    memcpy(base + O_MIN64, &min0, 8), memcpy(base + O_MAX32, &max0, 4);
+    memcpy(base + O_PROD, &prod0, 8), memcpy(base + O_DMIN, &dmin0, 8);
+    memcpy(base + O_HAMMER, &prod0, 8);
     MPI_Win_create(base, WIN_BYTES, 1, info, MPI_COMM_WORLD, &win);
     MPI_Info_free(&info);
 
@@ -104,6 +123,10 @@ int main(int argc, char **argv)
     const long long one = 1, vone[2] = {1, 1};
     const int one32 = 1;
     const double done = 1.0;
+    const unsigned long long three = 3;
+    long long my_min = LLONG_MAX;
+    int my_max = INT_MIN, max_old = 0;
+    double my_dmin = 1e300;
     nbh_barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, win);
     for (int i = 0; i < ROUNDS; i++) {
@@ -128,6 +151,17 @@ int main(int argc, char **argv)
             MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, O_VEC, 1, MPI_LONG_LONG, MPI_SUM, win);
         }
         MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, O_UNAL, 1, MPI_LONG_LONG, MPI_SUM, win);
+        /* MIN and MAX: each rank's operands move toward the extreme, so every update counts */
+        long long mn = (long long)((x >> 8) % 1000000007ULL) - 1000000LL * i;
+        int mx = (int)((x >> 40) % 1000003ULL) + 1000 * i;
+        double dm = (double)(x >> 20) * 0x1p-20 - 1000.0 * i;
+        my_min = mn < my_min ? mn : my_min, my_max = mx > my_max ? mx : my_max;
+        my_dmin = dm < my_dmin ? dm : my_dmin;
+        MPI_Accumulate(&mn, 1, MPI_LONG_LONG, 0, O_MIN64, 1, MPI_LONG_LONG, MPI_MIN, win);
+        MPI_Fetch_and_op(&mx, &max_old, MPI_INT, 0, O_MAX32, MPI_MAX, win);
+        MPI_Accumulate(&three, 1, MPI_UNSIGNED_LONG_LONG, 0, O_PROD, 1, MPI_UNSIGNED_LONG_LONG,
+                       MPI_PROD, win);
+        MPI_Accumulate(&dm, 1, MPI_DOUBLE, 0, O_DMIN, 1, MPI_DOUBLE, MPI_MIN, win);
         /* a ticket: read with an atomic fetch, then compare-and-swap old -> old + 1 until won */
         long long cmp, nv, old;
         MPI_Get_accumulate(NULL, 0, MPI_LONG_LONG, &cmp, 1, MPI_LONG_LONG, 0, O_CAS64, 1,
@@ -158,6 +192,17 @@ int main(int argc, char **argv)
         }
     }
     MPI_Win_unlock_all(win);
+    /* The hammer: every rank at once, one element, nothing else in between. */
+    long long hammered = 0, all_hammered = 0;
+    nbh_barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    for (double t_end = MPI_Wtime() + 0.2; MPI_Wtime() < t_end;) {
+        for (int k = 0; k < 64; k++, hammered++)
+            MPI_Accumulate(&three, 1, MPI_UNSIGNED_LONG_LONG, 0, O_HAMMER, 1,
+                           MPI_UNSIGNED_LONG_LONG, MPI_PROD, win);
+        MPI_Win_flush(0, win);
+    }
+    MPI_Win_unlock_all(win);
     nbh_barrier(MPI_COMM_WORLD);
 
     int n = conf_size, total = n * ROUNDS;
@@ -169,6 +214,13 @@ int main(int argc, char **argv)
     MPI_Allreduce(&my_and, &all_and, 1, MPI_UNSIGNED_LONG_LONG, MPI_BAND, MPI_COMM_WORLD);
     MPI_Allreduce(&nvec, &tvec, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&ncas32, &tcas32, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long long all_min = 0;
+    int all_max = 0;
+    double all_dmin = 0;
+    MPI_Allreduce(&my_min, &all_min, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&my_max, &all_max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&my_dmin, &all_dmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&hammered, &all_hammered, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     long long *fops = malloc((size_t)total * sizeof *fops), *swaps = malloc(((size_t)total + 1) * sizeof *swaps),
               *toks = malloc(((size_t)total + 1) * sizeof *toks), *cas = malloc((size_t)total * sizeof *cas),
               *c32 = malloc((size_t)total * sizeof *c32);
@@ -188,7 +240,7 @@ int main(int argc, char **argv)
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
     MPI_Get(w, WIN_BYTES, MPI_BYTE, 0, 0, WIN_BYTES, MPI_BYTE, win);
     MPI_Win_unlock(0, win);
-    int ok[11] = {0};
+    int ok[15] = {0};
     if (conf_rank == 0) {
         int s32;
         unsigned o32;
@@ -222,8 +274,35 @@ int main(int argc, char **argv)
         ok[8] = rd64(w, O_UNAL) == total;
         if (!ok[8])
             tap_diag("unaligned SUM %lld, expected %d", rd64(w, O_UNAL), total);
+        int m32;
+        double dm;
+        unsigned long long pr, want = 1;
+        memcpy(&m32, w + O_MAX32, 4), memcpy(&pr, w + O_PROD, 8), memcpy(&dm, w + O_DMIN, 8);
+        for (int i = 0; i < total; i++)
+            want *= 3;
+        ok[11] = rd64(w, O_MIN64) == all_min && m32 == all_max;
+        if (!ok[11])
+            tap_diag("MIN %lld (%lld), MAX %d (%d)", rd64(w, O_MIN64), all_min, m32, all_max);
+        ok[12] = pr == want;
+        if (!ok[12])
+            tap_diag("PROD %#llx, expected 3^%d mod 2^64 = %#llx", pr, total, want);
+        ok[13] = dm == all_dmin;
+        unsigned long long hm, hwant = 1;
+        memcpy(&hm, w + O_HAMMER, 8);
+        for (long long i = 0; i < all_hammered; i++)
+            hwant *= 3;
+        ok[14] = hm == hwant;
+        if (!ok[14]) {
+            long long lost = 0; /* how many factors of 3 short: the updates lost */
+            for (unsigned long long v = hm; v != hwant && lost < all_hammered; lost++)
+                v *= 3;
+            tap_diag("hammered PROD %#llx, expected 3^%lld mod 2^64 = %#llx (%lld updates lost)",
+                     hm, all_hammered, hwant, lost);
+        }
+        if (!ok[13])
+            tap_diag("MIN on MPI_DOUBLE %.17g, expected %.17g", dm, all_dmin);
     }
-    MPI_Bcast(ok, 11, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(ok, 15, MPI_INT, 0, MPI_COMM_WORLD);
     tap_ok(ok[0], "%d SUM +1 from %d ranks on a 64-bit and a 32-bit integer: exact", total, n);
     tap_ok(ok[1], "fetch_and_op SUM +1: the %d old values are a permutation of 0..%d", total,
            total - 1);
@@ -235,9 +314,17 @@ int main(int argc, char **argv)
     tap_ok(ok[5], "32-bit compare-and-swap tickets read by fetch_and_op(MPI_NO_OP): %d won, "
                   "each value once",
            tcas32);
-    tap_ok(ok[6], "SUM on MPI_DOUBLE (no atomic instruction serves it): exact");
+    tap_ok(ok[6], "SUM on MPI_DOUBLE (no single atomic instruction serves it): exact");
     tap_ok(ok[7], "SUM through a vector type and a contiguous one on the same element: exact");
     tap_ok(ok[8], "SUM on a 64-bit integer at an address 4 bytes off alignment: exact");
+    tap_ok(ok[11], "MIN on a 64-bit integer, MAX by fetch_and_op on a 32-bit one, from %d ranks: "
+                   "the global minimum and maximum",
+           n);
+    tap_ok(ok[12], "PROD x3 on a 64-bit unsigned integer, %d times: 3^%d mod 2^64 exactly", total,
+           total);
+    tap_ok(ok[13], "MIN on MPI_DOUBLE from %d ranks: the global minimum", n);
+    tap_ok(ok[14], "%lld PROD x3 from %d ranks at once for 200 ms on one element: none lost",
+           all_hammered, n);
     tap_ok(tvec > 0 && tcas32 > 0, "the vector and the 32-bit CAS paths ran (%d, %d)", tvec,
            tcas32);
 

@@ -510,12 +510,14 @@ static int ucx_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b
  *
  * MPI-3.1 §11.2.1: with accumulate_ops=same_op "the implementation will assume that all
  * concurrent accumulate calls to the same target address will use the same operation". On such
- * a window (w->acc_native, agreed at creation) the eligible (op, type) pairs of op.c — SUM, BAND,
- * BOR, BXOR, REPLACE, NO_OP on 4- and 8-byte integers, compare-and-swap of 4 or 8 bytes — at an
- * aligned target address are one UCP atomic per element (ADD, AND, OR, XOR, SWAP, a fetching ADD
- * of 0, CSWAP); every other path of the window (node peers, the target itself, am targets) uses
- * CPU atomic instructions for them, and UCX_ATOMIC_MODE=cpu makes UCP's atomics CPU atomics too,
- * so §11.7.1's element-wise atomicity holds. Anything else goes to the target's CPU (am).
+ * a window (w->acc_native, agreed at creation) the one-instruction pairs of op.c — SUM, BAND,
+ * BOR, BXOR on 4- and 8-byte integers, REPLACE and NO_OP on any 4- or 8-byte element,
+ * compare-and-swap of 4 or 8 bytes — at an aligned target address are one UCP atomic per element
+ * (ADD, AND, OR, XOR, SWAP, a fetching ADD of 0, CSWAP); every other path of the window (node
+ * peers, the target itself, am targets) uses CPU atomic instructions for them, and
+ * UCX_ATOMIC_MODE=cpu makes UCP's atomics CPU atomics too, so §11.7.1's element-wise atomicity
+ * holds. Anything else goes to the target's CPU (am) — the compare-and-swap-loop pairs of op.c
+ * (MIN, MAX, PROD, floating SUM, ...) too, which the target applies with its loop.
  *
  * Ordering: MPI-3.1 §11.7.2 — "accumulate_ordering ... The default value is rar,raw,war,waw":
  * an origin's accumulates to one location take effect in program order. UCP orders nothing
@@ -576,7 +578,9 @@ static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype ba
                    const void *src, void *result, size_t len)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
-    int s = w->acc_native ? nbr_op_atomic_size(op, basic) : 0;
+    /* UCP has the one-instruction ops only; the compare-and-swap-loop pairs (MPI_MIN, ...) go
+     * to the target's CPU, whose loop is atomic with its node's (op.c). */
+    int s = w->acc_native && nbr_op_atomic_native(op, basic) ? nbr_op_atomic_size(op, basic) : 0;
     uint64_t ra = p->wbase + (uint64_t)off;
     if (!s || !p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result))
         return nbr_am_acc(w, r, off, op, basic, src, result, len);
