@@ -85,16 +85,20 @@ static const unsigned allowed[] = {
     [NBR_CLS_CHAR] = ARITH | LOGIC | BITS,
 };
 
+/* What an accumulate needs to know of an (op, type) pair (facts, below). */
+typedef struct {
+    int valid, o, chk, size, insn;
+    MPI_Op op;
+    MPI_Datatype type;
+    nbr_kernel_fn *k;
+} op_facts_t;
+
+static const op_facts_t *facts(MPI_Op op, MPI_Datatype basic);
+static void atomic_facts(op_facts_t *f, int cls);
+
 int nbr_op_check(MPI_Op op, MPI_Datatype basic)
 {
-    int o = op_index(op), cls, repr;
-    if (o < 0)
-        return MPI_ERR_OP;
-    if (!nbr_dtype_classify(basic, &cls, &repr))
-        return MPI_ERR_TYPE;
-    if (o == OP_REPLACE || o == OP_NO_OP)
-        return MPI_SUCCESS;
-    return (allowed[cls] & (1u << o)) && repr != NBR_R_NONE ? MPI_SUCCESS : MPI_ERR_OP;
+    return facts(op, basic)->chk;
 }
 
 int nbr_op_cas_check(MPI_Datatype type)
@@ -257,13 +261,47 @@ static void replace(MPI_Datatype basic, const char *in, char *io, MPI_Aint n)
         }
 }
 
-nbr_kernel_fn *nbr_op_kernel(MPI_Op op, MPI_Datatype basic)
+static nbr_kernel_fn *kernel_of(int o, int cls, int repr)
 {
-    int o = op_index(op), cls, repr;
-    if (o < 0 || o == OP_NO_OP || o == OP_REPLACE || !nbr_dtype_classify(basic, &cls, &repr) ||
-        !(allowed[cls] & (1u << o)) || repr <= NBR_R_NONE || repr >= NBR_R_COUNT)
+    if (o < 0 || o == OP_NO_OP || o == OP_REPLACE || !(allowed[cls] & (1u << o)) ||
+        repr <= NBR_R_NONE || repr >= NBR_R_COUNT)
         return NULL;
     return kernels[repr][o];
+}
+
+/* What an accumulate needs to know of an (op, type) pair, found once: the op's index, the
+ * type's kernel, and whether accumulate_ops=same_op serves it with atomics (atomic_facts). Each
+ * thread remembers the last pair it asked about (an accumulate loop asks about the same pair at
+ * every call; the handle lookups cost ~250 instructions a call). A remembered answer cannot go
+ * stale: the answers depend only on the handles, predefined ops and types are never freed, and a
+ * freed user-defined op or derived type whose handle comes back is user-defined or derived
+ * again, with the same (empty) answer. */
+
+static const op_facts_t *facts(MPI_Op op, MPI_Datatype basic)
+{
+    static _Thread_local op_facts_t memo;
+    if (memo.valid && memo.op == op && memo.type == basic)
+        return &memo;
+    int cls = NBR_CLS_NONE, repr = NBR_R_NONE, o = op_index(op);
+    int known = o >= 0 && nbr_dtype_classify(basic, &cls, &repr);
+    memo = (op_facts_t){1, o, MPI_SUCCESS, 0, 0, op, basic, NULL};
+    /* nbr_op_check's answer */
+    if (o < 0)
+        memo.chk = MPI_ERR_OP;
+    else if (!known)
+        memo.chk = MPI_ERR_TYPE;
+    else if (o != OP_REPLACE && o != OP_NO_OP && (!(allowed[cls] & (1u << o)) || repr == NBR_R_NONE))
+        memo.chk = MPI_ERR_OP;
+    if (known) {
+        memo.k = kernel_of(o, cls, repr);
+        atomic_facts(&memo, cls);
+    }
+    return &memo;
+}
+
+nbr_kernel_fn *nbr_op_kernel(MPI_Op op, MPI_Datatype basic)
+{
+    return facts(op, basic)->k;
 }
 
 void nbr_op_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, MPI_Aint n)
@@ -336,28 +374,26 @@ static int atomic_insn(int o, int cls)
            (o == OP_SUM || o == OP_BAND || o == OP_BOR || o == OP_BXOR);
 }
 
-/* The element size when (op, basic) is eligible, else 0; *insn: served by one instruction. */
-static int atomic_pair(MPI_Op op, MPI_Datatype basic, int *insn)
+/* f->size: the element size when (op, type) is eligible, else 0; f->insn: one instruction. */
+static void atomic_facts(op_facts_t *f, int cls)
 {
-    int o = op_index(op), cls, repr;
     const nbr_dtype_t *d;
-    if (o < 0 || !nbr_dtype_classify(basic, &cls, &repr) || nbr_dtype_get(basic, &d) != MPI_SUCCESS ||
-        (d->size != 4 && d->size != 8) || d->size != d->extent)
-        return 0;
-    *insn = atomic_insn(o, cls);
-    return *insn || nbr_op_kernel(op, basic) ? (int)d->size : 0;
+    if (nbr_dtype_get(f->type, &d) != MPI_SUCCESS || (d->size != 4 && d->size != 8) ||
+        d->size != d->extent)
+        return;
+    f->insn = atomic_insn(f->o, cls);
+    f->size = f->insn || f->k ? (int)d->size : 0;
 }
 
 int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
 {
-    int insn;
-    return atomic_pair(op, basic, &insn);
+    return facts(op, basic)->size;
 }
 
 int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
 {
-    int insn;
-    return atomic_pair(op, basic, &insn) && insn;
+    const op_facts_t *f = facts(op, basic);
+    return f->size && f->insn;
 }
 
 #define NBR_AT_OP(T, p, v, o)                                                                      \
@@ -386,10 +422,11 @@ int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
 
 int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n)
 {
-    int insn, s = atomic_pair(op, basic, &insn), o = op_index(op);
+    const op_facts_t *f = facts(op, basic);
+    int s = f->size, o = f->o;
     if (!s || (uintptr_t)p % (uintptr_t)s)
         return 0;
-    nbr_kernel_fn *k = insn ? NULL : nbr_op_kernel(op, basic);
+    nbr_kernel_fn *k = f->insn ? NULL : f->k;
     for (MPI_Aint i = 0; i < n; i++) {
         unsigned char *e = (unsigned char *)p + i * s;
         if (s == 4) {

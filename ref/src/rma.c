@@ -695,14 +695,16 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
     MPI_Aint off, n = (MPI_Aint)count * d->size;
     if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
         !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
-        (op != MPI_REPLACE && op != MPI_NO_OP && !(k = nbr_op_kernel(op, type))) ||
         (op == MPI_NO_OP && !rbuf))
         return 0;
     unsigned char *p = t->base + off;
     /* accumulate_ops=same_op: an eligible pair at an aligned element, atomic instructions with
-     * no lock (MPI-3.1 §11.2.1; op.c) — every other path of the window does the same for it. */
+     * no lock (MPI-3.1 §11.2.1; op.c) — every other path of the window does the same for it.
+     * (An eligible pair is one the op is defined on: no kernel check needed first.) */
     if (w->acc_native && nbr_op_atomic(op, type, obuf, p, rbuf, count))
         return 1;
+    if (op != MPI_REPLACE && op != MPI_NO_OP && !(k = nbr_op_kernel(op, type)))
+        return 0;
     for (MPI_Aint done = 0, len; done < n; done += len) { /* a chunk per lock hold */
         len = acc_piece(n - done, d->size);
         nbr_acc_lock(t, w->rank);
