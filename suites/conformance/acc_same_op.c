@@ -14,9 +14,11 @@
  *     with get_accumulate(MPI_NO_OP)
  *   SUM on a double (a compare-and-swap loop in ref)   exact
  *   PROD x3 on a 64-bit unsigned integer               3^N mod 2^64 (a lost update shows);
- *     then every rank hammers one element with PROD   again 3^N: the ranks run at once on
- *     x3 for 200 ms (flushing every 64)               every core, so a read-modify-write that
- *                                                     is not atomic loses updates
+ *     then every rank hammers one element with PROD   again 3^N, and N on the SUM element:
+ *     x3 and another with SUM +1 (one instruction,    the ranks run at once on every core, so
+ *     a UCP atomic toward another node) for 200 ms,   a read-modify-write that is not atomic,
+ *     flushing every 64                               or two paths that do not compose, lose
+ *                                                     updates
  *   MIN on a 64-bit integer and on a double, MAX by    the global minimum and maximum
  *     fetch_and_op on a 32-bit one (CAS loops in ref)
  *   SUM through a vector type and a contiguous one     exact (both must take one path)
@@ -51,7 +53,8 @@ enum { /* byte offsets in rank 0's window (disp_unit 1) */
     O_PROD = 144,
     O_DMIN = 152,
     O_HAMMER = 160,
-    WIN_BYTES = 168
+    O_HSUM = 168,
+    WIN_BYTES = 176
 };
 
 static int cmp_ll(const void *a, const void *b)
@@ -197,9 +200,11 @@ int main(int argc, char **argv)
     nbh_barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, win);
     for (double t_end = MPI_Wtime() + 0.2; MPI_Wtime() < t_end;) {
-        for (int k = 0; k < 64; k++, hammered++)
+        for (int k = 0; k < 64; k++, hammered++) {
             MPI_Accumulate(&three, 1, MPI_UNSIGNED_LONG_LONG, 0, O_HAMMER, 1,
                            MPI_UNSIGNED_LONG_LONG, MPI_PROD, win);
+            MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, O_HSUM, 1, MPI_LONG_LONG, MPI_SUM, win);
+        }
         MPI_Win_flush(0, win);
     }
     MPI_Win_unlock_all(win);
@@ -291,7 +296,9 @@ int main(int argc, char **argv)
         memcpy(&hm, w + O_HAMMER, 8);
         for (long long i = 0; i < all_hammered; i++)
             hwant *= 3;
-        ok[14] = hm == hwant;
+        ok[14] = hm == hwant && rd64(w, O_HSUM) == all_hammered;
+        if (rd64(w, O_HSUM) != all_hammered)
+            tap_diag("hammered SUM %lld, expected %lld", rd64(w, O_HSUM), all_hammered);
         if (!ok[14]) {
             long long lost = 0; /* how many factors of 3 short: the updates lost */
             for (unsigned long long v = hm; v != hwant && lost < all_hammered; lost++)
@@ -323,7 +330,7 @@ int main(int argc, char **argv)
     tap_ok(ok[12], "PROD x3 on a 64-bit unsigned integer, %d times: 3^%d mod 2^64 exactly", total,
            total);
     tap_ok(ok[13], "MIN on MPI_DOUBLE from %d ranks: the global minimum", n);
-    tap_ok(ok[14], "%lld PROD x3 from %d ranks at once for 200 ms on one element: none lost",
+    tap_ok(ok[14], "%lld PROD x3 and SUM +1 each from %d ranks at once for 200 ms: none lost",
            all_hammered, n);
     tap_ok(tvec > 0 && tcas32 > 0, "the vector and the 32-bit CAS paths ran (%d, %d)", tvec,
            tcas32);
