@@ -393,7 +393,7 @@ int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
 int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
 {
     const op_facts_t *f = facts(op, basic);
-    return f->size && f->insn;
+    return f->insn ? f->size : 0;
 }
 
 #define NBR_AT_OP(T, p, v, o)                                                                      \
@@ -404,20 +404,31 @@ int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
      : o == OP_REPLACE ? __atomic_exchange_n((T *)(p), (T)(v), __ATOMIC_SEQ_CST)                   \
                        : __atomic_load_n((T *)(p), __ATOMIC_SEQ_CST))
 
-/* The compare-and-swap loop of one element: k combines the operand v into a copy of what the
- * element holds; the copy goes in only if the element still holds what was read. */
-#define NBR_AT_LOOP(T, p, v, k, r)                                                                 \
+/* Element i of n at p, of type T: the operand (none for MPI_NO_OP) is copied out of `in`, then
+ * either one instruction (k NULL) or the compare-and-swap loop — k combines the operand into a
+ * copy of what the element holds, and the copy goes in only if the element still holds what was
+ * read — and what the element held goes to `old` when asked for. */
+#define NBR_AT_ELEM(T)                                                                             \
     do {                                                                                           \
         union {                                                                                    \
             T u;                                                                                   \
             _Alignas(8) char b[sizeof(T)];                                                         \
-        } nw;                                                                                      \
-        (r) = __atomic_load_n((T *)(p), __ATOMIC_SEQ_CST);                                         \
-        do {                                                                                       \
-            nw.u = (r);                                                                            \
-            (k)((const char *)(v), nw.b, 1);                                                       \
-        } while (!__atomic_compare_exchange_n((T *)(p), &(r), nw.u, 0, __ATOMIC_SEQ_CST,           \
-                                              __ATOMIC_SEQ_CST));                                 \
+        } v = {0}, nw;                                                                             \
+        T *e = (T *)((unsigned char *)p + i * (MPI_Aint)sizeof(T)), r;                             \
+        if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */                         \
+            memcpy(v.b, (const char *)in + i * (MPI_Aint)sizeof(T), sizeof(T));                    \
+        if (k) {                                                                                   \
+            r = __atomic_load_n(e, __ATOMIC_SEQ_CST);                                              \
+            do {                                                                                   \
+                nw.u = r;                                                                          \
+                k(v.b, nw.b, 1);                                                                   \
+            } while (!__atomic_compare_exchange_n(e, &r, nw.u, 0, __ATOMIC_SEQ_CST,                \
+                                                  __ATOMIC_SEQ_CST));                             \
+        } else {                                                                                   \
+            r = NBR_AT_OP(T, e, v.u, o);                                                           \
+        }                                                                                          \
+        if (old)                                                                                   \
+            memcpy((char *)old + i * (MPI_Aint)sizeof(T), &r, sizeof(T));                          \
     } while (0)
 
 int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n)
@@ -428,36 +439,10 @@ int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *
         return 0;
     nbr_kernel_fn *k = f->insn ? NULL : f->k;
     for (MPI_Aint i = 0; i < n; i++) {
-        unsigned char *e = (unsigned char *)p + i * s;
-        if (s == 4) {
-            union {
-                uint32_t u;
-                _Alignas(8) char b[4];
-            } v = {0};
-            uint32_t r;
-            if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
-                memcpy(v.b, (const char *)in + i * 4, 4);
-            if (k)
-                NBR_AT_LOOP(uint32_t, e, v.b, k, r);
-            else
-                r = NBR_AT_OP(uint32_t, e, v.u, o);
-            if (old)
-                memcpy((char *)old + i * 4, &r, 4);
-        } else {
-            union {
-                uint64_t u;
-                _Alignas(8) char b[8];
-            } v = {0};
-            uint64_t r;
-            if (in && o != OP_NO_OP) /* MPI_NO_OP ignores the origin buffer */
-                memcpy(v.b, (const char *)in + i * 8, 8);
-            if (k)
-                NBR_AT_LOOP(uint64_t, e, v.b, k, r);
-            else
-                r = NBR_AT_OP(uint64_t, e, v.u, o);
-            if (old)
-                memcpy((char *)old + i * 8, &r, 8);
-        }
+        if (s == 4)
+            NBR_AT_ELEM(uint32_t);
+        else
+            NBR_AT_ELEM(uint64_t);
     }
     return 1;
 }

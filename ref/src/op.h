@@ -38,9 +38,10 @@ MPI_Op nbr_op_at(int index);
 /* accumulate_ops=same_op (MPI-3.1 §11.2.1; op.c, docs/ref-internals.md): the element size (4 or
  * 8) when (op, basic) is served with atomic instructions — one instruction for MPI_SUM, MPI_BAND,
  * MPI_BOR, MPI_BXOR on C/Fortran integers and MPI_AINT/OFFSET/COUNT and for MPI_REPLACE and
- * MPI_NO_OP on any 4- or 8-byte element without padding (nbr_op_atomic_native: the ops network
- * atomics have), a compare-and-swap loop around the op's kernel for every other predefined op
- * such an element takes — 0 otherwise. nbr_op_atomic applies it to n elements at p (in: the
+ * MPI_NO_OP on any 4- or 8-byte element without padding (the ops network atomics have:
+ * nbr_op_atomic_native returns the size for these pairs only, 0 for the rest), a
+ * compare-and-swap loop around the op's kernel for every other predefined op such an element
+ * takes — 0 otherwise. nbr_op_atomic applies it to n elements at p (in: the
  * operands, NULL for MPI_NO_OP; old: the previous contents, or NULL), sequentially consistent
  * atomics per element; it returns 0 and does nothing when the pair is not eligible or p is not
  * aligned to the element size (the caller takes its lock path). nbr_op_atomic_cas: one

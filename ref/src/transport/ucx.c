@@ -580,7 +580,7 @@ static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype ba
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     /* UCP has the one-instruction ops only; the compare-and-swap-loop pairs (MPI_MIN, ...) go
      * to the target's CPU, whose loop is atomic with its node's (op.c). */
-    int s = w->acc_native && nbr_op_atomic_native(op, basic) ? nbr_op_atomic_size(op, basic) : 0;
+    int s = w->acc_native ? nbr_op_atomic_native(op, basic) : 0;
     uint64_t ra = p->wbase + (uint64_t)off;
     if (!s || !p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result))
         return nbr_am_acc(w, r, off, op, basic, src, result, len);
