@@ -114,15 +114,21 @@ void nbr_unlock_all_word(nbr_win_t *w)
 
 /* A ticket lock: take a ticket, wait for it to be served. First come, first served, which is
  * what chunked accumulates (rma.c) rely on: a waiter queued while a large accumulate works on a
- * chunk gets the lock before that accumulate's next chunk. The wait spins, then yields. */
+ * chunk gets the lock before that accumulate's next chunk. The wait spins, then yields. The
+ * holder may be an origin on another node (NBRMA_ACC=hw, ucx.c's hw_acc): over UCX's TCP its get,
+ * put and release need this process's worker, which the wait therefore progresses. */
 void nbr_acc_lock(nbr_target_t *t, int me)
 {
     (void)me;
     uint32_t ticket = __atomic_fetch_add(&t->ctl->acc_next, 1, __ATOMIC_RELAXED);
     long spins = 0;
     while (__atomic_load_n(&t->ctl->acc_serving, __ATOMIC_ACQUIRE) != ticket)
-        if (++spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED))
+        if (++spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED)) {
+#if NBR_HAVE_UCX
+            nbr_ucx_poke();
+#endif
             nbr_relax();
+        }
 }
 
 /* Only the holder writes acc_serving. */

@@ -44,6 +44,8 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(ASYNC_PROGRESS, str, "auto", "the progress thread: auto (default) serves other nodes' requests whenever windows span nodes and MPI_THREAD_MULTIPLE is available (requested at MPI_Init when the job may span nodes); on: also advances deferred epochs while the application computes (paper 000 §VII-D), from the first window; off: never (a target blocked in an MPI call libnbrma cannot wrap then stalls its origins across nodes)") \
     X(ISSUE, str, "eager", "issuing of RMA calls in a ready epoch (paper 004 §III-D): eager carries each out in its call; delayed queues every call (an operation object each) until the closing call or a flush, as MPICH's lazy issue does (window info key nbrma_issue)") \
     X(FENCE, str, "barrier", "fence algorithm (paper 004 §III-C1, Fig. 2; 003 §4): barrier signals every peer and waits for all at each fence (the opening one too); reduce_scatter holds a fence epoch's calls until its closing fence, whose MPI_Ireduce_scatter_block of per-target flags tells each target how many origins will notify it, and returns when its own calls completed and those notifications arrived (window info key nbrma_fence)") \
+    X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB; within a node the data is always copied directly (window info key nbrma_noncontig)") \
+    X(ACC, str, "am", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock. Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
     X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
@@ -374,6 +376,8 @@ typedef struct nbr_target {
     size_t mem_map_len;
 } nbr_target_t;
 
+enum { NBR_NC_AUTO = 0, NBR_NC_BLOCKS, NBR_NC_PACKED }; /* nbr_win_t.noncontig */
+
 typedef struct nbr_win {
     MPI_Win handle;  /* what the application holds (a vendor window) */
     MPI_Group group; /* the window's group (PSCW groups translate into it) */
@@ -393,6 +397,8 @@ typedef struct nbr_win {
     MPI_Aint bytes;
     int disp_unit;
     int fence_rs; /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
+    int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_AUTO, _BLOCKS or _PACKED (rma.c) */
+    int acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put accumulates (ucx.c) */
     nbr_ctl_t *ctl; /* mine */
     nbr_target_t *t;
     /* Application-level epochs (MPI-3.1 §11.5): what is open now. */
@@ -680,6 +686,7 @@ void nbr_big_lock(void);
 void nbr_big_unlock(void);
 /* Around a blocking call of the MPI library (a collective: window creation and free): the big
  * lock let go whole, so another thread's collective that the peers need can run meanwhile. */
+int nbr_big_held(void); /* the calling thread holds the big lock */
 int nbr_big_release(void);
 void nbr_big_reacquire(int depth);
 #define NBR_UNLOCKED(call)                                                                         \

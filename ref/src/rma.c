@@ -183,11 +183,15 @@ static inline int moves_nothing(int ocount, const nbr_dtype_t *od, int tcount,
 #define NBR_PACK_LAY   4096 /* bytes of layout a request may carry */
 
 /* The runs of `count` elements of d (segments or, elem, whole basic elements) when packing is
- * worth it: the layout is noncontiguous, its blocks are small and its runs few. */
-static const nbr_runs_t *pack_runs(const nbr_dtype_t *d, int elem)
+ * worth it: the layout is noncontiguous, its blocks are small and its runs few. `mode` is the
+ * window's NBRMA_NONCONTIG (004 §III-A, experiment F1): NBR_NC_BLOCKS never packs (one operation
+ * per contiguous block, the hardware style), NBR_NC_PACKED packs whatever the block size, when
+ * the layout fits in a request; NBR_NC_AUTO packs below NBR_PACK_BLOCK. */
+static const nbr_runs_t *pack_runs(const nbr_dtype_t *d, int elem, int mode)
 {
     int nblk = elem ? d->nelem : d->nseg;
-    if (d->contig || nblk <= 0 || (double)d->size / nblk >= NBR_PACK_BLOCK)
+    if (mode == NBR_NC_BLOCKS || d->contig || nblk <= 0 ||
+        (mode == NBR_NC_AUTO && (double)d->size / nblk >= NBR_PACK_BLOCK))
         return NULL;
     const nbr_runs_t *r = nbr_runs_of(d, elem);
     return r && nbr_lay_wire_size(r->nrun) <= NBR_PACK_LAY ? r : NULL;
@@ -213,7 +217,7 @@ static int pack_side(const nbr_dtype_t *d, int count, const void *buf, int elem,
 static int move_packed(nbr_win_t *w, int write, void *obuf, int ocount, const nbr_dtype_t *od,
                        int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td, int *rc)
 {
-    const nbr_runs_t *tr = pack_runs(td, 0);
+    const nbr_runs_t *tr = pack_runs(td, 0, w->noncontig);
     nbr_tp_side_t side;
     if (!tr || !pack_side(od, ocount, obuf, 0, &side))
         return 0;
@@ -578,11 +582,14 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
      * serve (op.c's one-instruction pairs) go piece by piece through the table's acc, which
      * serves aligned elements with UCP atomics — all of an origin's accumulates to a location
      * through one channel, so they stay ordered (MPI-3.1 §11.7.2's default accumulate_ordering).
-     * The compare-and-swap-loop pairs are packed to the target's CPU like any other. */
+     * The compare-and-swap-loop pairs are packed to the target's CPU like any other.
+     * NBRMA_ACC=hw (004 Fig. 1) over such a transport: every piece through its acc, which takes
+     * the target's accumulate lock itself, gets, computes and puts (ucx.c); nothing packed. */
+    int own_acc = nbr_tp_of(w, rank)->acc != nbr_am_acc;
     const nbr_runs_t *tr =
-        w->acc_native && nbr_tp_of(w, rank)->acc != nbr_am_acc && nbr_op_atomic_native(op, td->basic)
+        own_acc && (w->acc_hw || (w->acc_native && nbr_op_atomic_native(op, td->basic)))
             ? NULL
-            : pack_runs(td, 1);
+            : pack_runs(td, 1, NBR_NC_AUTO);
     nbr_tp_side_t src, res;
     if (tr && (op == MPI_NO_OP || pack_side(od, ocount, obuf, 1, &src)) &&
         (!rbuf || pack_side(rd, rcount, rbuf, 1, &res))) {

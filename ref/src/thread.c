@@ -91,6 +91,11 @@ void nbr_wait_step(long *spins)
     nbr_big_reacquire(d);
 }
 
+int nbr_big_held(void)
+{
+    return depth > 0;
+}
+
 int nbr_big_release(void)
 {
     int d = depth;

@@ -223,7 +223,29 @@ typedef struct {
     MPI_Aint th;
     int delayed; /* NBRMA_ISSUE / nbrma_issue (004 §III-D): 1 delayed, 0 eager */
     int fence_rs; /* NBRMA_FENCE / nbrma_fence (004 §III-C1): 1 reduce_scatter, 0 barrier */
+    int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig (004 §III-A, F1): NBR_NC_* */
+    int acc_hw;    /* NBRMA_ACC / nbrma_acc (004 §III-A, Fig. 1, F2): 1 hw, 0 am */
 } nbr_sched_cfg_t;
+
+static const char *const nc_names[] = {"auto", "blocks", "packed"};
+
+/* auto / blocks / packed into *nc; 0 when the text is none of them. */
+static int parse_noncontig(const char *v, int *nc)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcasecmp(v, nc_names[i]))
+            return *nc = i, 1;
+    return 0;
+}
+
+/* am / hw into *hw; 0 when the text is neither. */
+static int parse_acc(const char *v, int *hw)
+{
+    if (strcasecmp(v, "am") && strcasecmp(v, "hw"))
+        return 0;
+    *hw = !strcasecmp(v, "hw");
+    return 1;
+}
 
 /* barrier / reduce_scatter into *rs; 0 when the text is neither. */
 static int parse_fence(const char *v, int *rs)
@@ -309,6 +331,19 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
                  val);
         return MPI_ERR_INFO_VALUE;
     }
+    if (PMPI_Info_get(info, "nbrma_noncontig", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_noncontig(val, &c->noncontig)) {
+        snprintf(msg, mlen,
+                 "info key nbrma_noncontig has value \"%.60s\"; use auto, blocks or packed", val);
+        return MPI_ERR_INFO_VALUE;
+    }
+    if (PMPI_Info_get(info, "nbrma_acc", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_acc(val, &c->acc_hw)) {
+        snprintf(msg, mlen, "info key nbrma_acc has value \"%.60s\"; use am or hw", val);
+        return MPI_ERR_INFO_VALUE;
+    }
     return MPI_SUCCESS;
 }
 
@@ -346,6 +381,8 @@ static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
     /* The reduce-scatter fence needs its own communicator (created with the window): a window
      * created with the barrier fence keeps it (MPI_Win_set_info's hints may be ignored). */
     w->fence_rs = c->fence_rs && w->rs_comm_ok;
+    w->noncontig = c->noncontig;
+    w->acc_hw = c->acc_hw;
     nbr_issue_update(w);
 }
 
@@ -826,7 +863,7 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
-    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0};
+    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0};
     if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
                             nbr_cfg.SCHED);
@@ -836,6 +873,13 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
     if (!parse_fence(nbr_cfg.FENCE, &sched->fence_rs))
         return nbr_err_comm(comm, call, MPI_ERR_ARG,
                             "NBRMA_FENCE=%s is neither barrier nor reduce_scatter", nbr_cfg.FENCE);
+    if (!parse_noncontig(nbr_cfg.NONCONTIG, &sched->noncontig))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG,
+                            "NBRMA_NONCONTIG=%s is none of auto, blocks and packed",
+                            nbr_cfg.NONCONTIG);
+    if (!parse_acc(nbr_cfg.ACC, &sched->acc_hw))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ACC=%s is neither am nor hw",
+                            nbr_cfg.ACC);
     int rc = parse_sched(info, sched, msg, sizeof msg);
     *same_op = 0;
     if (rc == MPI_SUCCESS)
@@ -1366,7 +1410,8 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     NBR_ENTER();
     unsigned flags = w->flags;
     char msg[200];
-    nbr_sched_cfg_t sched = {w->sched, w->sched_bytes, w->issue_cfg, w->fence_rs};
+    nbr_sched_cfg_t sched = {w->sched,    w->sched_bytes, w->issue_cfg,
+                             w->fence_rs, w->noncontig,   w->acc_hw};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
     int same_op = w->acc_same_op;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
@@ -1376,6 +1421,10 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
      * and atomic instructions on one location) and MPI_Win_get_info reports it. */
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS)
         src = parse_acc_ops(info, &same_op, msg, sizeof msg);
+    /* nbrma_acc likewise: checked, the creation's value kept. Both paths hold the target's
+     * accumulate lock, but an am accumulate still in flight when this origin turned to hw could
+     * be applied after a later hw one (same-origin ordering, MPI-3.1 §11.7.2). */
+    sched.acc_hw = w->acc_hw;
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
         if (w->issue_delayed && !sched.delayed && !w->rs_hold && w->held_head)
@@ -1417,6 +1466,10 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         rc = PMPI_Info_set(*info, "nbrma_issue", w->issue_cfg ? "delayed" : "eager");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_fence", w->fence_rs ? "reduce_scatter" : "barrier");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_noncontig", nc_names[w->noncontig]);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_acc", w->acc_hw ? "hw" : "am");
     if (rc == MPI_SUCCESS) /* MPI-3.1 §11.2.1's default: same_op_no_op */
         rc = PMPI_Info_set(*info, "accumulate_ops", w->acc_same_op ? "same_op" : "same_op_no_op");
     return rc;

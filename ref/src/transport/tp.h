@@ -177,7 +177,12 @@ int nbr_tp_settled(nbr_win_t *w);
 typedef struct {
     unsigned long puts, gets, amos, flushes, bytes_put, bytes_got;
     unsigned long accs, bytes_acc; /* accumulate atomics (accumulate_ops=same_op windows) */
+    unsigned long acc_locked, bytes_locked; /* NBRMA_ACC=hw: accumulate pieces carried out with
+                                               004's lock + get + put protocol, their bytes */
 } nbr_ucx_stats_t;
+/* A wait on a node's accumulate lock lets the UCX worker progress (ucx.c; nothing when UCX is
+ * off): over TCP a remote holder's get, put and release need this process's worker. */
+void nbr_ucx_poke(void);
 extern nbr_ucx_stats_t nbr_ucx_stats;
 /* What nbrma-settings prints about UCX: its version, and (verbose) the transports toward a peer
  * and the RDMA devices libibverbs sees. */

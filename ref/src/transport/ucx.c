@@ -24,7 +24,9 @@
  *                 concurrent accumulates to one location with the same basic type atomic whatever
  *                 their operations, and a node's load/store peers apply theirs with the CPU under
  *                 that lock, so a NIC atomic serving one of them would not be atomic with the
- *                 others. One path for every accumulate of a location.
+ *                 others. One path for every accumulate of a location. NBRMA_ACC=hw: the origin
+ *                 takes that same lock with remote atomics, gets, computes, puts and releases
+ *                 (paper 004 Fig. 1; hw_acc below).
  *   completion    a get or a fetching atomic is complete when its callback ran (the data is here,
  *                 so the target's memory is no longer read); a put or a non-fetching atomic when
  *                 a ucp_ep_flush_nbx issued after it completed — nbr_tp_quiet starts the flush
@@ -574,6 +576,187 @@ static void acc_order(nbr_win_t *w, int r, long n)
     p->acc_since = n;
 }
 
+/* ---- accumulates under NBRMA_ACC=hw (paper 004 §III-A, Fig. 1; experiment F2) ---------------
+ *
+ * foMPI's protocol, which 004 measures against active messages: the origin takes the target's
+ * accumulate lock with a remote atomic, gets the target data, computes at the origin, puts the
+ * result back and releases the lock with a remote atomic whose reply it does not wait for. The
+ * lock is the target's own (lock.c's ticket lock in its node-shared control block, which this
+ * transport registers): its CPU, its node's load/store peers and its am service take it with CPU
+ * atomics, and UCX_ATOMIC_MODE=cpu makes UCP's atomics CPU atomics (the header), so every path
+ * of every origin still holds one lock per location — MPI-3.1 §11.7.1's atomicity whatever the
+ * mix of settings. A ticket is a fetching 32-bit ADD on acc_next; the origin then reads
+ * acc_serving (a fetching ADD of 0) until its ticket is served. The put is ordered before the
+ * release by ucp_worker_fence, and the release counts as an unflushed operation of the pair, so
+ * the epoch's flush or closing call completes both. The call waits for its atomics and its get
+ * (the computation needs the data), progressing the worker, with the big lock let go between
+ * polls as am's calls do — but it serves no am request itself: one could be an accumulate that
+ * waits for this rank's own accumulate lock, while this call holds a place in another rank's
+ * queue (4 ranks deadlocked so in acc_ops). Without that, no wait for a lock happens while a
+ * lock is held or queued for (a holder only waits for UCX, which the waits of lock.c progress),
+ * so the queues always drain. The progress thread (when there is one) serves am meanwhile.
+ *
+ * Not used (am instead): padded pair types (MPI_DOUBLE_INT, ...): a put of whole elements would
+ * write their padding, which is no byte of the accumulate's type map. */
+static void hw_wait_step(nbr_win_t *w, long *spins)
+{
+    int want = w->want_req;
+    nbr_req_t *got = w->got_req, *op = w->op_req;
+    w->want_req = 0, w->got_req = NULL, w->op_req = NULL;
+    nbr_wait_step(spins);
+    w->want_req = want, w->got_req = got, w->op_req = op;
+}
+
+/* Wait for a UCP request made without a callback; its status. */
+static ucs_status_t hw_wait(nbr_win_t *w, ucs_status_ptr_t s)
+{
+    if (s == NULL)
+        return UCS_OK;
+    if (UCS_PTR_IS_ERR(s))
+        return UCS_PTR_STATUS(s);
+    long spins = 0;
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(s)) == UCS_INPROGRESS) {
+        if (ucp_worker_progress(worker))
+            continue;
+        hw_wait_step(w, &spins);
+    }
+    ucp_request_free(s);
+    return st;
+}
+
+/* A fetching 32-bit atomic on the target's control block, waited for. */
+static ucs_status_t hw_amo32(nbr_win_t *w, int r, ucp_atomic_op_t op, uint32_t arg, size_t at,
+                             uint32_t *old)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    uint32_t v = arg;
+    ucp_request_param_t prm = {.op_attr_mask =
+                                   UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+                               .datatype = ucp_dt_make_contig(4),
+                               .reply_buffer = old};
+    nbr_ucx_stats.amos++;
+    return hw_wait(w, ucp_atomic_op_nbx(p->ep, op, &v, 1, p->cbase + at, p->ckey, &prm));
+}
+
+/* Release the target's accumulate lock: a non-fetching ADD of 1 to acc_serving (only the holder
+ * writes it), completed by the pair's next flush. */
+static int hw_release(nbr_win_t *w, int r)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    ucx_op_t *o = op_new(w, r, OP_AMO_NR, ACCT_NONE);
+    if (!o)
+        return MPI_ERR_NO_MEM;
+    const uint32_t one = 1;
+    memcpy(&o->operand, &one, sizeof one);
+    pair_dirty(w, r);
+    ucp_request_param_t prm = send_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.datatype = ucp_dt_make_contig(4);
+    nbr_ucx_stats.amos++;
+    return launched(o, ucp_atomic_op_nbx(p->ep, UCP_ATOMIC_OP_ADD, &o->operand, 1,
+                                         p->cbase + offsetof(nbr_ctl_t, acc_serving), p->ckey,
+                                         &prm));
+}
+
+/* One accumulate piece (len bytes of whole elements at off) by 004's protocol: op applied with
+ * src, or (cmp != NULL) a compare-and-swap of one element; the old contents into result. */
+static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
+                  const void *src, const void *cmp, void *result, size_t len)
+{
+    static const char *const who = "libnbrma (ucx, NBRMA_ACC=hw)";
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    const nbr_dtype_t *d;
+    if (nbr_dtype_get(basic, &d) != MPI_SUCCESS || d->extent <= 0)
+        return nbr_err(w, who, MPI_ERR_INTERN, "no basic type for an accumulate");
+    uint64_t ra;
+    ucp_rkey_h key;
+    size_t n;
+    int rc = where(w, r, off, len, &ra, &key, &n);
+    if (rc == MPI_SUCCESS && n < len)
+        rc = MPI_ERR_RMA_RANGE;
+    if (rc != MPI_SUCCESS)
+        return nbr_err(w, who, rc, "no registered memory of rank %d holds %zu bytes at %#lx", r,
+                       len, (unsigned long)off);
+    _Alignas(16) char small[256];
+    char *buf = len <= sizeof small ? small : malloc(len);
+    if (!buf)
+        return nbr_err(w, who, MPI_ERR_NO_MEM, "out of memory for a %zu-byte accumulate", len);
+    if (p->unflushed) { /* this origin's earlier atomics toward r take effect first */
+        ucs_status_t fs = ucp_worker_fence(worker);
+        if (fs != UCS_OK)
+            note_error(w, r, "a fence", fs);
+    }
+    uint32_t ticket = 0, serving = 0;
+    ucs_status_t st = hw_amo32(w, r, UCP_ATOMIC_OP_ADD, 1, offsetof(nbr_ctl_t, acc_next), &ticket);
+    const char *what = "taking a ticket of the accumulate lock";
+    if (st != UCS_OK)
+        goto fail;
+    long spins = 0;
+    for (;;) {
+        st = hw_amo32(w, r, UCP_ATOMIC_OP_ADD, 0, offsetof(nbr_ctl_t, acc_serving), &serving);
+        if (st != UCS_OK || serving == ticket)
+            break;
+        if (++spins > 16) /* the holder is working: let the CPU go between reads */
+            hw_wait_step(w, &spins);
+    }
+    what = "waiting for the accumulate lock";
+    if (st != UCS_OK)
+        goto fail;
+    const ucp_request_param_t plain = {.op_attr_mask = 0};
+    nbr_ucx_stats.gets++;
+    nbr_ucx_stats.bytes_got += len;
+    st = hw_wait(w, ucp_get_nbx(p->ep, buf, len, ra, key, &plain));
+    what = "getting the target data under the accumulate lock";
+    int write = 0;
+    if (st == UCS_OK) {
+        if (result)
+            memcpy(result, buf, len);
+        if (cmp) {
+            if (memcmp(buf, cmp, len) == 0)
+                memcpy(buf, src, len), write = 1;
+        } else if (op != MPI_NO_OP) {
+            nbr_op_apply(op, basic, src, buf, (MPI_Aint)len / d->extent);
+            write = 1;
+        }
+    }
+    if (st == UCS_OK && write) {
+        nbr_ucx_stats.puts++;
+        nbr_ucx_stats.bytes_put += len;
+        st = hw_wait(w, ucp_put_nbx(p->ep, buf, len, ra, key, &plain));
+        what = "putting the result under the accumulate lock";
+        ucs_status_t fs = st == UCS_OK ? ucp_worker_fence(worker) : UCS_OK;
+        if (fs != UCS_OK)
+            st = fs, what = "a fence before the lock's release";
+    }
+    /* Released whatever happened once the ticket was served: a lock left held would stop every
+     * accumulate to rank r for good. */
+    rc = hw_release(w, r);
+    if (st != UCS_OK)
+        goto fail;
+    if (buf != small)
+        free(buf);
+    if (rc != MPI_SUCCESS)
+        return nbr_err(w, who, rc, "releasing rank %d's accumulate lock failed", r);
+    nbr_ucx_stats.acc_locked++;
+    nbr_ucx_stats.bytes_locked += len;
+    return MPI_SUCCESS;
+fail:
+    if (buf != small)
+        free(buf);
+    return nbr_err(w, who, status_class(st), "%s of rank %d failed: %s", what, r,
+                   ucs_status_string(st));
+}
+
+/* NBRMA_ACC=hw serves this piece: a window with keys for it (dynamic windows fetch them), an
+ * element whose bytes are all data. */
+static int hw_takes(nbr_win_t *w, int r, MPI_Datatype basic)
+{
+    const nbr_dtype_t *d;
+    return w->acc_hw && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || ((ucx_win_t *)w->tp)->pair[r].wkey) &&
+           nbr_dtype_get(basic, &d) == MPI_SUCCESS && d->size == d->extent;
+}
+
 static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
                    const void *src, void *result, size_t len)
 {
@@ -582,8 +765,12 @@ static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype ba
      * to the target's CPU, whose loop is atomic with its node's (op.c). */
     int s = w->acc_native ? nbr_op_atomic_native(op, basic) : 0;
     uint64_t ra = p->wbase + (uint64_t)off;
-    if (!s || !p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result))
-        return nbr_am_acc(w, r, off, op, basic, src, result, len);
+    if (!s || !p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result)) {
+        if (op == MPI_NO_OP && !result)
+            return MPI_SUCCESS; /* nothing read, nothing written */
+        return hw_takes(w, r, basic) ? hw_acc(w, r, off, op, basic, src, NULL, result, len)
+                                     : nbr_am_acc(w, r, off, op, basic, src, result, len);
+    }
     ucp_atomic_op_t uop = op == MPI_SUM    ? UCP_ATOMIC_OP_ADD
                           : op == MPI_BAND ? UCP_ATOMIC_OP_AND
                           : op == MPI_BOR  ? UCP_ATOMIC_OP_OR
@@ -607,8 +794,11 @@ static int ucx_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const voi
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     uint64_t ra = p->wbase + (uint64_t)off;
-    if (!w->acc_native || (n != 4 && n != 8) || !p->wkey || ra % n)
+    if (!w->acc_native || (n != 4 && n != 8) || !p->wkey || ra % n) {
+        if (w->acc_hw && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || p->wkey))
+            return hw_acc(w, r, off, MPI_REPLACE, MPI_BYTE, val, cmp, result, n);
         return nbr_am_cas(w, r, off, val, cmp, result, n);
+    }
     acc_order(w, r, 1);
     return acc_issue(w, r, UCP_ATOMIC_OP_CSWAP, (int)n, cmp, val, result, ra);
 }
@@ -724,6 +914,12 @@ void nbr_ucx_progress(void)
         retry_head = o->next;
         (void)amo_issue(o);
     }
+}
+
+void nbr_ucx_poke(void)
+{
+    if (worker && (!nbr_locking || nbr_big_held()))
+        nbr_ucx_progress();
 }
 
 /* ---- set-up ---------------------------------------------------------------------------------- */
