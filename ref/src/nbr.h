@@ -377,6 +377,7 @@ typedef struct nbr_target {
 } nbr_target_t;
 
 enum { NBR_NC_AUTO = 0, NBR_NC_BLOCKS, NBR_NC_PACKED }; /* nbr_win_t.noncontig */
+enum { NBR_ORD_RAR = 1, NBR_ORD_RAW = 2, NBR_ORD_WAR = 4, NBR_ORD_WAW = 8, NBR_ORD_ALL = 15 };
 
 typedef struct nbr_win {
     MPI_Win handle;  /* what the application holds (a vendor window) */
@@ -399,6 +400,7 @@ typedef struct nbr_win {
     int fence_rs; /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
     int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_AUTO, _BLOCKS or _PACKED (rma.c) */
     int acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put accumulates (ucx.c) */
+    int acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is "none" */
     nbr_ctl_t *ctl; /* mine */
     nbr_target_t *t;
     /* Application-level epochs (MPI-3.1 §11.5): what is open now. */

@@ -225,7 +225,36 @@ typedef struct {
     int fence_rs; /* NBRMA_FENCE / nbrma_fence (004 §III-C1): 1 reduce_scatter, 0 barrier */
     int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig (004 §III-A, F1): NBR_NC_* */
     int acc_hw;    /* NBRMA_ACC / nbrma_acc (004 §III-A, Fig. 1, F2): 1 hw, 0 am */
+    int acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits */
 } nbr_sched_cfg_t;
+
+static const char *const ord_names[] = {"rar", "raw", "war", "waw"};
+
+/* The info key accumulate_ordering: "none" or a comma-separated list of rar, raw, war, waw (in
+ * any order, each at most once) into *mask; 0 when the text is neither. */
+static int parse_ordering(const char *v, int *mask)
+{
+    if (!strcmp(v, "none"))
+        return *mask = 0, 1;
+    int m = 0;
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (n == 3 && !strncmp(v, ord_names[i], 3))
+                k = i;
+        if (k < 0 || (m & (1 << k)))
+            return 0;
+        m |= 1 << k;
+        v += n;
+        if (*v == ',' && !*++v)
+            return 0; /* a trailing comma */
+    }
+    if (!m)
+        return 0;
+    *mask = m;
+    return 1;
+}
 
 static const char *const nc_names[] = {"auto", "blocks", "packed"};
 
@@ -338,6 +367,16 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
                  "info key nbrma_noncontig has value \"%.60s\"; use auto, blocks or packed", val);
         return MPI_ERR_INFO_VALUE;
     }
+    if (PMPI_Info_get(info, "accumulate_ordering", (int)sizeof val - 1, val, &found) !=
+        MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse_ordering(val, &c->acc_order)) {
+        snprintf(msg, mlen,
+                 "info key accumulate_ordering has value \"%.60s\"; use none or a comma-separated "
+                 "list of rar, raw, war and waw",
+                 val);
+        return MPI_ERR_INFO_VALUE;
+    }
     if (PMPI_Info_get(info, "nbrma_acc", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
         return MPI_ERR_INFO;
     if (found && !parse_acc(val, &c->acc_hw)) {
@@ -383,6 +422,7 @@ static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
     w->fence_rs = c->fence_rs && w->rs_comm_ok;
     w->noncontig = c->noncontig;
     w->acc_hw = c->acc_hw;
+    w->acc_order = c->acc_order;
     nbr_issue_update(w);
 }
 
@@ -863,7 +903,7 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
-    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0};
+    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0, NBR_ORD_ALL};
     if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
                             nbr_cfg.SCHED);
@@ -1410,8 +1450,8 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     NBR_ENTER();
     unsigned flags = w->flags;
     char msg[200];
-    nbr_sched_cfg_t sched = {w->sched,    w->sched_bytes, w->issue_cfg,
-                             w->fence_rs, w->noncontig,   w->acc_hw};
+    nbr_sched_cfg_t sched = {w->sched,    w->sched_bytes, w->issue_cfg, w->fence_rs,
+                             w->noncontig, w->acc_hw,     w->acc_order};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
     int same_op = w->acc_same_op;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
@@ -1425,6 +1465,9 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
      * accumulate lock, but an am accumulate still in flight when this origin turned to hw could
      * be applied after a later hw one (same-origin ordering, MPI-3.1 §11.7.2). */
     sched.acc_hw = w->acc_hw;
+    /* accumulate_ordering too (MPI-3.1 §11.7.2 lets an implementation ignore a change): a window
+     * that turned ordered could still have unordered accumulates in flight. */
+    sched.acc_order = w->acc_order;
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
         if (w->issue_delayed && !sched.delayed && !w->rs_hold && w->held_head)
@@ -1470,6 +1513,13 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         rc = PMPI_Info_set(*info, "nbrma_noncontig", nc_names[w->noncontig]);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_acc", w->acc_hw ? "hw" : "am");
+    char ord[32] = "";
+    for (int i = 0; i < 4; i++)
+        if (w->acc_order & (1 << i))
+            snprintf(ord + strlen(ord), sizeof ord - strlen(ord), "%s%s", *ord ? "," : "",
+                     ord_names[i]);
+    if (rc == MPI_SUCCESS) /* MPI-3.1 §11.7.2's default: rar,raw,war,waw */
+        rc = PMPI_Info_set(*info, "accumulate_ordering", *ord ? ord : "none");
     if (rc == MPI_SUCCESS) /* MPI-3.1 §11.2.1's default: same_op_no_op */
         rc = PMPI_Info_set(*info, "accumulate_ops", w->acc_same_op ? "same_op" : "same_op_no_op");
     return rc;

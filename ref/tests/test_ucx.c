@@ -28,7 +28,7 @@ int main(int argc, char **argv)
         tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
     const int ucx = strcmp(net, "ucx") == 0;
     MPIX_Nbrma_set_impl("ref");
-    tap_plan(11);
+    tap_plan(15);
     char *base;
     MPI_Win win;
     MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
@@ -143,7 +143,55 @@ int main(int argc, char **argv)
     else
         tap_ok(v[0] == 0 && v[2] >= 4, "over am the target's CPU applied them (%lu requests)",
                v[2]);
+    unsigned long fenced = nbr_ucx_stats.fences - s0.fences;
+    MPI_Bcast(&fenced, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
+    if (ucx)
+        tap_ok(fenced >= 1, "with the default accumulate_ordering they were ordered by "
+                            "ucp_worker_fence (%lu)",
+               fenced);
+    else
+        tap_ok(fenced == 0, "over am no UCP fence (%lu): am keeps a pair's order", fenced);
     MPI_Win_free(&sw);
+
+    /* accumulate_ordering=none (MPI-3.1 §11.7.2): no fence between them; reported back. */
+    MPI_Info_set(info, "accumulate_ordering", "none");
+    MPI_Win_allocate(64, 8, info, MPI_COMM_WORLD, &sb, &sw);
+    memset(sb, 0, 64);
+    MPI_Win_get_info(sw, &ginfo);
+    found = 0;
+    MPI_Info_get(ginfo, "accumulate_ordering", MPI_MAX_INFO_VAL, val, &found);
+    MPI_Info_free(&ginfo);
+    tap_ok(found && !strcmp(val, "none"), "MPI_Win_get_info reports accumulate_ordering=%s",
+           found ? val : "(missing)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    s0 = nbr_ucx_stats;
+    if (me == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, sw);
+        for (int i = 0; i < 8; i++)
+            MPI_Accumulate(&onell, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, MPI_SUM, sw);
+        MPI_Win_unlock(1, sw);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    long long total = me == 1 ? sb[0] : 0;
+    MPI_Bcast(&total, 1, MPI_LONG_LONG, 1, MPI_COMM_WORLD);
+    fenced = nbr_ucx_stats.fences - s0.fences;
+    MPI_Bcast(&fenced, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
+    tap_ok(total == 8 && fenced == 0,
+           "accumulate_ordering=none: 8 unflushed SUMs landed (%lld), no fence between them (%lu)",
+           total, fenced);
+    MPI_Win_free(&sw);
+    MPI_Info_set(info, "accumulate_ordering", "raw,rar,raw");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int badord = MPI_Win_allocate(64, 8, info, MPI_COMM_WORLD, &sb, &sw), ocls = -1;
+    if (badord == MPI_SUCCESS)
+        MPI_Win_free(&sw);
+    else
+        MPI_Error_class(badord, &ocls);
+    tap_ok(ocls == MPI_ERR_INFO_VALUE, "accumulate_ordering=raw,rar,raw (raw twice) refused with "
+                                       "MPI_ERR_INFO_VALUE (class %d)",
+           ocls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Info_set(info, "accumulate_ordering", "rar,raw,war,waw");
     /* Any other value is refused with MPI_ERR_INFO_VALUE (on every rank alike). */
     MPI_Info_set(info, "accumulate_ops", "sum_only");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -177,6 +177,7 @@ int nbr_tp_settled(nbr_win_t *w);
 typedef struct {
     unsigned long puts, gets, amos, flushes, bytes_put, bytes_got;
     unsigned long accs, bytes_acc; /* accumulate atomics (accumulate_ops=same_op windows) */
+    unsigned long fences; /* ucp_worker_fence calls that ordered accumulates (accumulate_ordering) */
     unsigned long acc_locked, bytes_locked; /* NBRMA_ACC=hw: accumulate pieces carried out with
                                                004's lock + get + put protocol, their bytes */
 } nbr_ucx_stats_t;

@@ -568,7 +568,10 @@ static int acc_issue(nbr_win_t *w, int r, ucp_atomic_op_t uop, int s, const void
 static void acc_order(nbr_win_t *w, int r, long n)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
-    if (p->acc_since && __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) {
+    /* accumulate_ordering=none (MPI-3.1 §11.7.2): "no ordering is guaranteed" — no fence. Any
+     * ordering the window asks for keeps the fence (it orders all four at once). */
+    if (p->acc_since && w->acc_order && __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) {
+        nbr_ucx_stats.fences++;
         ucs_status_t st = ucp_worker_fence(worker);
         if (st != UCS_OK)
             note_error(w, r, "a fence", st);
