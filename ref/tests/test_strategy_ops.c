@@ -22,9 +22,9 @@
 #include "tap.h"
 #include "transport/tp.h"
 
-#define NB  256   /* one-byte blocks of the small vector */
-#define BIG 8192  /* bytes per block of the large vector */
-#define N   500   /* hammer iterations per rank */
+#define NB  256  /* one-byte blocks of the small vector */
+#define BIG 8192 /* bytes per block of the large vector */
+#define N   500  /* hammer iterations per rank */
 
 static int me, np, ucx;
 
@@ -85,8 +85,8 @@ static void put_under(MPI_Win win, char *base, size_t bytes, const char *mode, M
                    "nbrma_noncontig=%s: packed (%lu packed requests, %lu UCP puts)", mode, packed,
                    uputs);
         else
-            tap_ok(packed == 0 && (ucx ? uputs >= (unsigned long)blocks
-                                       : reqs >= (unsigned long)blocks),
+            tap_ok(packed == 0 &&
+                       (ucx ? uputs >= (unsigned long)blocks : reqs >= (unsigned long)blocks),
                    "nbrma_noncontig=%s: one operation per block (%lu UCP puts, %lu am requests, "
                    "%lu packed)",
                    mode, uputs, reqs, packed);

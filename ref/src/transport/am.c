@@ -504,22 +504,6 @@ static void tok_done(uint32_t i, int err, uint64_t val)
     free_tok = i;
 }
 
-/* A wait inside a call that is issuing operations on w. nbr_wait_step lets the big lock go, and
- * another thread may then issue on w too: the call's request context (rma.c's NBR_R_ENTRY: the
- * R-variant's request its tokens complete; epoch.c's replay_one: the recorded call's) is this
- * thread's. Left in w, the other thread's tokens joined this call's request, and an R-variant of
- * the other thread, returning, cleared it, so this call's later tokens made no request and its
- * MPI_Rget completed at birth, before its data arrived. Put aside for the wait, so the other
- * thread sees a window with no call running, and taken back after. */
-static void issue_wait_step(nbr_win_t *w, long *spins)
-{
-    int want = w->want_req;
-    nbr_req_t *got = w->got_req, *op = w->op_req;
-    w->want_req = 0, w->got_req = NULL, w->op_req = NULL;
-    nbr_wait_step(spins);
-    w->want_req = want, w->got_req = got, w->op_req = op;
-}
-
 /* Wait for a credit toward `peer` (serving others meanwhile: they may be waiting for us), for
  * a call issuing on w. */
 static void credit_wait(nbr_win_t *w, int peer)
@@ -528,7 +512,7 @@ static void credit_wait(nbr_win_t *w, int peer)
     while (credits[peer] >= AM_CREDITS) {
         nbr_am_progress();
         if (credits[peer] >= AM_CREDITS)
-            issue_wait_step(w, &spins);
+            nbr_tp_call_wait_step(w, &spins);
     }
 }
 
@@ -899,7 +883,7 @@ static int call_wait(nbr_win_t *w, int rc, nbr_tp_cell_t *c)
     while (rc == MPI_SUCCESS && c->state == NBR_CELL_PENDING) {
         nbr_am_progress();
         if (c->state == NBR_CELL_PENDING)
-            issue_wait_step(w, &spins);
+            nbr_tp_call_wait_step(w, &spins);
     }
     return rc;
 }
@@ -922,7 +906,8 @@ int nbr_am_rkey(nbr_win_t *w, int r, uint64_t addr, void *buf, size_t cap, size_
                 uint64_t *base, uint64_t *size)
 {
     /* This call's own: the wait below lets the big lock go, and another thread fetching a key
-     * meanwhile would share a static buffer (and this call's request context: issue_wait_step). */
+     * meanwhile would share a static buffer (and this call's request context:
+     * nbr_tp_call_wait_step). */
     char got[2 * sizeof(uint64_t) + NBR_UCX_KEY_MAX] = {0};
     nbr_tp_cell_t c = {0};
     am_hdr_t h = hdr(w, r, K_RKEY);

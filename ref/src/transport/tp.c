@@ -43,6 +43,23 @@ void nbr_tp_finalize(void)
 #endif
 }
 
+/* A wait inside a call that is issuing operations on w. nbr_wait_step lets the big lock go, and
+ * another thread may then issue on w too: the call's request context (rma.c's NBR_R_ENTRY: the
+ * R-variant's request its tokens complete; epoch.c's replay_one: the recorded call's) is this
+ * thread's. Left in w, the other thread's tokens joined this call's request, and an R-variant of
+ * the other thread, returning, cleared it, so this call's later tokens made no request and its
+ * MPI_Rget completed at birth, before its data arrived. Put aside for the wait, so the other
+ * thread sees a window with no call running, and taken back after. Used by am's and ucx's waits
+ * inside calls. */
+void nbr_tp_call_wait_step(nbr_win_t *w, long *spins)
+{
+    int want = w->want_req;
+    nbr_req_t *got = w->got_req, *op = w->op_req;
+    w->want_req = 0, w->got_req = NULL, w->op_req = NULL;
+    nbr_wait_step(spins);
+    w->want_req = want, w->got_req = got, w->op_req = op;
+}
+
 void nbr_tp_progress(void)
 {
     nbr_am_progress();

@@ -101,6 +101,9 @@ extern unsigned long nbr_tp_served; /* requests served, replies and completions 
 void nbr_tp_init(void);     /* MPI_Init */
 void nbr_tp_finalize(void); /* MPI_Finalize */
 void nbr_tp_progress(void); /* step 1 of the engine: every transport's completions and service */
+/* One step of a wait inside a call issuing on w (am.c, ucx.c): nbr_wait_step with the call's
+ * request context put aside, so another thread issuing meanwhile does not join it (tp.c). */
+void nbr_tp_call_wait_step(nbr_win_t *w, long *spins);
 long nbr_tp_outstanding(void); /* operations in flight, all windows and transports */
 
 /* ---- the active-message transport (am.c) ----------------------------------------------------- */

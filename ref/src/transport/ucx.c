@@ -601,15 +601,6 @@ static void acc_order(nbr_win_t *w, int r, long n)
  *
  * Not used (am instead): padded pair types (MPI_DOUBLE_INT, ...): a put of whole elements would
  * write their padding, which is no byte of the accumulate's type map. */
-static void hw_wait_step(nbr_win_t *w, long *spins)
-{
-    int want = w->want_req;
-    nbr_req_t *got = w->got_req, *op = w->op_req;
-    w->want_req = 0, w->got_req = NULL, w->op_req = NULL;
-    nbr_wait_step(spins);
-    w->want_req = want, w->got_req = got, w->op_req = op;
-}
-
 /* Wait for a UCP request made without a callback; its status. */
 static ucs_status_t hw_wait(nbr_win_t *w, ucs_status_ptr_t s)
 {
@@ -622,7 +613,7 @@ static ucs_status_t hw_wait(nbr_win_t *w, ucs_status_ptr_t s)
     while ((st = ucp_request_check_status(s)) == UCS_INPROGRESS) {
         if (ucp_worker_progress(worker))
             continue;
-        hw_wait_step(w, &spins);
+        nbr_tp_call_wait_step(w, &spins);
     }
     ucp_request_free(s);
     return st;
@@ -701,7 +692,7 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
         if (st != UCS_OK || serving == ticket)
             break;
         if (++spins > 16) /* the holder is working: let the CPU go between reads */
-            hw_wait_step(w, &spins);
+            nbr_tp_call_wait_step(w, &spins);
     }
     what = "waiting for the accumulate lock";
     if (st != UCS_OK)
@@ -756,7 +747,8 @@ fail:
 static int hw_takes(nbr_win_t *w, int r, MPI_Datatype basic)
 {
     const nbr_dtype_t *d;
-    return w->acc_hw && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || ((ucx_win_t *)w->tp)->pair[r].wkey) &&
+    return w->acc_hw &&
+           (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || ((ucx_win_t *)w->tp)->pair[r].wkey) &&
            nbr_dtype_get(basic, &d) == MPI_SUCCESS && d->size == d->extent;
 }
 
