@@ -655,6 +655,32 @@ static int hw_release(nbr_win_t *w, int r)
 
 /* One accumulate piece (len bytes of whole elements at off) by 004's protocol: op applied with
  * src, or (cmp != NULL) a compare-and-swap of one element; the old contents into result. */
+typedef struct {
+    uint64_t ra;
+    ucp_rkey_h key;
+    size_t n;
+} hw_seg_t;
+
+/* Get (write 0) or put the piece, segment by segment, each waited for. */
+static ucs_status_t hw_move(nbr_win_t *w, int r, const hw_seg_t *seg, int nseg, char *buf,
+                            int write)
+{
+    ucp_ep_h ep = ((ucx_win_t *)w->tp)->pair[r].ep;
+    const ucp_request_param_t plain = {.op_attr_mask = 0};
+    for (int i = 0; i < nseg; buf += seg[i].n, i++) {
+        ucs_status_t st =
+            hw_wait(w, write ? ucp_put_nbx(ep, buf, seg[i].n, seg[i].ra, seg[i].key, &plain)
+                             : ucp_get_nbx(ep, buf, seg[i].n, seg[i].ra, seg[i].key, &plain));
+        if (st != UCS_OK)
+            return st;
+        if (write)
+            nbr_ucx_stats.puts++, nbr_ucx_stats.bytes_put += seg[i].n;
+        else
+            nbr_ucx_stats.gets++, nbr_ucx_stats.bytes_got += seg[i].n;
+    }
+    return UCS_OK;
+}
+
 static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
                   const void *src, const void *cmp, void *result, size_t len)
 {
@@ -663,19 +689,42 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
     const nbr_dtype_t *d;
     if (nbr_dtype_get(basic, &d) != MPI_SUCCESS || d->extent <= 0)
         return nbr_err(w, who, MPI_ERR_INTERN, "no basic type for an accumulate");
-    uint64_t ra;
-    ucp_rkey_h key;
-    size_t n;
-    int rc = where(w, r, off, len, &ra, &key, &n);
-    if (rc == MPI_SUCCESS && n < len)
-        rc = MPI_ERR_RMA_RANGE;
-    if (rc != MPI_SUCCESS)
-        return nbr_err(w, who, rc, "no registered memory of rank %d holds %zu bytes at %#lx", r,
-                       len, (unsigned long)off);
+    /* Where the piece lies, before the lock is asked for: a dynamic window's piece may span
+     * adjacent regions (a segment each), and fetching a region's key waits for an am reply,
+     * which must not happen while this rank holds or queues for a lock (above). */
+    hw_seg_t one, *seg = &one;
+    int nseg = 0, cap = 1, rc = MPI_SUCCESS;
+    for (size_t at = 0; at < len && rc == MPI_SUCCESS;) {
+        if (nseg == cap) {
+            hw_seg_t *ns = malloc(2 * (size_t)cap * sizeof *ns);
+            if (!ns) {
+                rc = MPI_ERR_NO_MEM;
+                break;
+            }
+            memcpy(ns, seg, (size_t)nseg * sizeof *ns);
+            if (seg != &one)
+                free(seg);
+            seg = ns, cap *= 2;
+        }
+        hw_seg_t *g = &seg[nseg];
+        rc = where(w, r, off + (MPI_Aint)at, len - at, &g->ra, &g->key, &g->n);
+        if (rc == MPI_SUCCESS && g->n == 0)
+            rc = MPI_ERR_RMA_RANGE;
+        if (rc == MPI_SUCCESS)
+            at += g->n, nseg++;
+    }
     _Alignas(16) char small[256];
-    char *buf = len <= sizeof small ? small : malloc(len);
-    if (!buf)
-        return nbr_err(w, who, MPI_ERR_NO_MEM, "out of memory for a %zu-byte accumulate", len);
+    char *buf = rc != MPI_SUCCESS ? NULL : len <= sizeof small ? small : malloc(len);
+    if (rc == MPI_SUCCESS && !buf)
+        rc = MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        if (seg != &one)
+            free(seg);
+        return rc == MPI_ERR_NO_MEM
+                   ? nbr_err(w, who, rc, "out of memory for a %zu-byte accumulate", len)
+                   : nbr_err(w, who, rc, "no registered memory of rank %d holds %zu bytes at %#lx",
+                             r, len, (unsigned long)off);
+    }
     if (p->unflushed) { /* this origin's earlier atomics toward r take effect first */
         ucs_status_t fs = ucp_worker_fence(worker);
         if (fs != UCS_OK)
@@ -697,10 +746,7 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
     what = "waiting for the accumulate lock";
     if (st != UCS_OK)
         goto fail;
-    const ucp_request_param_t plain = {.op_attr_mask = 0};
-    nbr_ucx_stats.gets++;
-    nbr_ucx_stats.bytes_got += len;
-    st = hw_wait(w, ucp_get_nbx(p->ep, buf, len, ra, key, &plain));
+    st = hw_move(w, r, seg, nseg, buf, 0);
     what = "getting the target data under the accumulate lock";
     int write = 0;
     if (st == UCS_OK) {
@@ -715,9 +761,7 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
         }
     }
     if (st == UCS_OK && write) {
-        nbr_ucx_stats.puts++;
-        nbr_ucx_stats.bytes_put += len;
-        st = hw_wait(w, ucp_put_nbx(p->ep, buf, len, ra, key, &plain));
+        st = hw_move(w, r, seg, nseg, buf, 1);
         what = "putting the result under the accumulate lock";
         ucs_status_t fs = st == UCS_OK ? ucp_worker_fence(worker) : UCS_OK;
         if (fs != UCS_OK)
@@ -730,6 +774,8 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
         goto fail;
     if (buf != small)
         free(buf);
+    if (seg != &one)
+        free(seg);
     if (rc != MPI_SUCCESS)
         return nbr_err(w, who, rc, "releasing rank %d's accumulate lock failed", r);
     nbr_ucx_stats.acc_locked++;
@@ -738,6 +784,8 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
 fail:
     if (buf != small)
         free(buf);
+    if (seg != &one)
+        free(seg);
     return nbr_err(w, who, status_class(st), "%s of rank %d failed: %s", what, r,
                    ucs_status_string(st));
 }
