@@ -5,6 +5,7 @@
 #ifndef NBRMA_PATTERNS_STRATEGY_H
 #define NBRMA_PATTERNS_STRATEGY_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,50 @@ static inline int strat_window(const nbh_case_t *c, gb_state_t *st, const char *
     if (!(*src = malloc((nsrc ? nsrc : 1) * sizeof **src)))
         nbh_mpi_fail(c, "malloc", MPI_ERR_NO_MEM, __FILE__, __LINE__);
     return 1;
+}
+
+/* F1, F2: what carries a pair of ranks on different nodes, as a benchmark name's `net:` part —
+ * "shm" on one node (libnbrma copies directly; the vendor uses its own path), else the
+ * NBRMA_NET setting (auto when unset). strat_pair_check confirms it from the window's pairs. */
+static inline const char *strat_net(const nbh_ctx_t *ctx)
+{
+    const char *net = getenv("NBRMA_NET");
+    return ctx->nnodes == 1 ? "shm" : net && *net ? net : "auto";
+}
+
+/* 1 when window `win` (ref) reports info `key` = `value`: the strategy asked for is the one that
+ * runs. Else 0 after skipping the case with the reason (a libnbrma without the setting ignores
+ * the key, MPI-3.1 §9: it then reports none). */
+static inline int strat_info_is(const nbh_case_t *c, gb_state_t *st, MPI_Win win, const char *key,
+                                const char *value)
+{
+    MPI_Info info;
+    char got[64] = "";
+    int flag = 0;
+    NBH_MPI(c, MPI_Win_get_info(win, &info));
+    NBH_MPI(c, MPI_Info_get(info, key, (int)sizeof got - 1, got, &flag));
+    NBH_MPI(c, MPI_Info_free(&info));
+    if (flag && strcmp(got, value) == 0)
+        return 1;
+    char why[160];
+    snprintf(why, sizeof why, "this libnbrma does not run %s=%s (MPI_Win_get_info: %s)", key,
+             value, flag ? got : "no such key");
+    gb_skip_with_error(st, why);
+    return 0;
+}
+
+/* The transport libnbrma gives the pair (me, peer) of a ref window, from its stats ("shm",
+ * "am", "verbs", "ucx"; NULL without MPIX_Win_get_stats). Two-rank windows: the one pair. */
+static inline const char *strat_pair_tp(const nbh_case_t *c, MPI_Win win)
+{
+    static const char *const name[MPIX_NBRMA_NTP] = {"shm", "am", "verbs", "ucx"};
+    if (!MPIX_Win_get_stats)
+        return NULL;
+    MPIX_Win_stats s = strat_stats(c, win);
+    for (int t = MPIX_NBRMA_NTP - 1; t > 0; t--)
+        if (s.peers[t] > 0)
+            return name[t];
+    return name[0];
 }
 
 #endif
