@@ -593,6 +593,67 @@ def fig_f4(own, every):
     return {"f4_fence.time.dat": table(comment, head, t, cols)}
 
 
+F1_NETS = ["vendor", "shm", "ucx", "auto", "am"]
+
+
+def fig_f1(own, every):
+    """F1: put + flush latency vs payload, one panel per layout (contig, noncontig); a line per
+    series and strategy (vendor; ref's blocks/packed) and what carried the pair (net: vendor's own,
+    shm on one node, ucx or am across virtual nodes)."""
+    rs = [r for r in pick(own, {"F1_put"}) if "put_us" in r.counters and "size" in r.params]
+    if not rs:
+        return None
+    net = lambda r: str(r.params.get("net", "-"))
+    key = lambda r: (F1_NETS.index(net(r)) if net(r) in F1_NETS else len(F1_NETS), net(r),
+                     series_key(r.series), str(r.params.get("strategy")))
+    out = {}
+    for layout in ("contig", "noncontig"):
+        lr = [r for r in rs if r.params.get("layout") == layout]
+        if not lr:
+            continue
+        cols = sorted({key(r) for r in lr})
+        t = {}
+        for r in lr:
+            t.setdefault(r.params["size"], {})[key(r)] = r.counters["put_us"]
+        head = ["size"] + [("vendor" if k[1] == "vendor" else
+                            "ref %s (%s)" % (k[3] if k[3] != "default" else "", k[1]))
+                           .replace("ref  (", "ref (") for k in cols]
+        comment = ["F1_put, layout %s: median µs of one put + MPI_Win_flush (put_us), max "
+                   "across ranks" % layout,
+                   "column 1: payload bytes; then one column per series/strategy and pair "
+                   "transport (vendor: the MPI library's own; shm: one node; ucx, am: two "
+                   "virtual nodes)"]
+        out["f1_noncontig.%s.dat" % layout] = table(comment, head, t, cols)
+    return out or None
+
+
+F2_OPS = ["F2_acc_sum_int", "F2_acc_sum_double", "F2_acc_min_int", "F2_fetch_and_op_sum_int64"]
+
+
+def fig_f2(own, every):
+    """F2: accumulate + flush_local message rate, one bar group per operation and element count,
+    one bar per series/strategy and pair transport."""
+    rs = [r for r in pick(own, set(F2_OPS)) if "rate_Mmsgs" in r.counters]
+    if not rs:
+        return None
+    net = lambda r: str(r.params.get("net", "-"))
+    key = lambda r: (F1_NETS.index(net(r)) if net(r) in F1_NETS else len(F1_NETS), net(r),
+                     series_key(r.series), str(r.params.get("acc")))
+    row = lambda r: (F2_OPS.index(r.bench), r.params.get("elems", 1))
+    cols = sorted({key(r) for r in rs})
+    t = {}
+    for r in rs:
+        t.setdefault(row(r), {})[key(r)] = r.counters["rate_Mmsgs"]
+    head = ["op"] + ["vendor" if k[1] == "vendor" else "ref %s (%s)" % (k[3], k[1]) for k in cols]
+    comment = ["F2: accumulate + MPI_Win_flush_local message rate, millions per second "
+               "(rate_Mmsgs: batch / median batch time, max across ranks)",
+               "column 1: operation x elements; then one column per series/strategy and pair "
+               "transport"]
+    label = lambda k: "%s x%s" % (F2_OPS[k[0]][3:].replace("fetch_and_op_sum_int64", "fop_sum"),
+                                  k[1])
+    return {"f2_acc.dat": table(comment, head, t, cols, label)}
+
+
 F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff"]
 F3_SCALES = [2048, 100000]
 
@@ -679,6 +740,7 @@ def fig_rc_scaling(own, every):
 
 
 FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6, "f4_fence": fig_f4,
+           "f1_noncontig": fig_f1, "f2_acc": fig_f2,
            "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,
            "r1_deferred": fig_r1, "r2_windows": fig_r2, "r3_noncontig": fig_r3,
