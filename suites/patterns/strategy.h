@@ -62,9 +62,11 @@ static inline const char *strat_net(const nbh_ctx_t *ctx)
     return ctx->nnodes == 1 ? "shm" : net && *net ? net : "auto";
 }
 
-/* 1 when window `win` (ref) reports info `key` = `value`: the strategy asked for is the one that
- * runs. Else 0 after skipping the case with the reason (a libnbrma without the setting ignores
- * the key, MPI-3.1 §9: it then reports none). */
+/* 1 when window `win` (ref) reports info `key` = `value`: libnbrma reports the strategy it runs
+ * (docs/ref.md, "Implementation strategies"). Else 0 after skipping the case with the reason: a
+ * libnbrma without the setting ignores the key (MPI-3.1 §11.2.7) and reports none on MPICH (Open
+ * MPI 4.1 echoes the keys it was given, so there only a libnbrma that knows the key makes the
+ * check meaningful). */
 static inline int strat_info_is(const nbh_case_t *c, gb_state_t *st, MPI_Win win, const char *key,
                                 const char *value)
 {
