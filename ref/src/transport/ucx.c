@@ -592,17 +592,27 @@ static void acc_order(nbr_win_t *w, int r, long n)
  * acc_serving (a fetching ADD of 0) until its ticket is served. The put is ordered before the
  * release by ucp_worker_fence, and the release counts as an unflushed operation of the pair, so
  * the epoch's flush or closing call completes both. The call waits for its atomics and its get
- * (the computation needs the data), progressing the worker, with the big lock let go between
- * polls as am's calls do — but it serves no am request itself: one could be an accumulate that
- * waits for this rank's own accumulate lock, while this call holds a place in another rank's
- * queue (4 ranks deadlocked so in acc_ops). Without that, no wait for a lock happens while a
- * lock is held or queued for (a holder only waits for UCX, which the waits of lock.c progress),
- * so the queues always drain. The progress thread (when there is one) serves am meanwhile.
+ * (the computation needs the data), progressing the worker — and nothing else: it serves no am
+ * request (one could be an accumulate that waits for this rank's own accumulate lock while this
+ * call holds a place in another rank's queue: 4 ranks deadlocked so in acc_ops), and it keeps
+ * the big lock (let go, another thread of this process could take it and spin for this rank's
+ * own accumulate lock, held by a remote hw holder that waits likewise for its big lock: 2 ranks of
+ * 2 threads deadlocked so in thread_rma). So a rank waits for a lock only while it holds none and
+ * queues for none, a holder waits for UCX alone, and the waits of lock.c progress UCX under the
+ * big lock (nbr_ucx_poke): the queues always drain. Other threads of the process wait meanwhile.
  *
  * Not used (am instead): padded pair types (MPI_DOUBLE_INT, ...): a put of whole elements would
  * write their padding, which is no byte of the accumulate's type map. */
+/* A poll of hw_acc's waits: the worker progressed, and after NBRMA_SPIN idle polls the core
+ * given away — but the big lock kept (above). */
+static void hw_relax(long *spins)
+{
+    if (++*spins > __atomic_load_n(&nbr_spin, __ATOMIC_RELAXED))
+        nbr_relax();
+}
+
 /* Wait for a UCP request made without a callback; its status. */
-static ucs_status_t hw_wait(nbr_win_t *w, ucs_status_ptr_t s)
+static ucs_status_t hw_wait(ucs_status_ptr_t s)
 {
     if (s == NULL)
         return UCS_OK;
@@ -610,11 +620,9 @@ static ucs_status_t hw_wait(nbr_win_t *w, ucs_status_ptr_t s)
         return UCS_PTR_STATUS(s);
     long spins = 0;
     ucs_status_t st;
-    while ((st = ucp_request_check_status(s)) == UCS_INPROGRESS) {
-        if (ucp_worker_progress(worker))
-            continue;
-        nbr_tp_call_wait_step(w, &spins);
-    }
+    while ((st = ucp_request_check_status(s)) == UCS_INPROGRESS)
+        if (!ucp_worker_progress(worker))
+            hw_relax(&spins);
     ucp_request_free(s);
     return st;
 }
@@ -630,7 +638,7 @@ static ucs_status_t hw_amo32(nbr_win_t *w, int r, ucp_atomic_op_t op, uint32_t a
                                .datatype = ucp_dt_make_contig(4),
                                .reply_buffer = old};
     nbr_ucx_stats.amos++;
-    return hw_wait(w, ucp_atomic_op_nbx(p->ep, op, &v, 1, p->cbase + at, p->ckey, &prm));
+    return hw_wait(ucp_atomic_op_nbx(p->ep, op, &v, 1, p->cbase + at, p->ckey, &prm));
 }
 
 /* Release the target's accumulate lock: a non-fetching ADD of 1 to acc_serving (only the holder
@@ -669,7 +677,7 @@ static ucs_status_t hw_move(nbr_win_t *w, int r, const hw_seg_t *seg, int nseg, 
     const ucp_request_param_t plain = {.op_attr_mask = 0};
     for (int i = 0; i < nseg; buf += seg[i].n, i++) {
         ucs_status_t st =
-            hw_wait(w, write ? ucp_put_nbx(ep, buf, seg[i].n, seg[i].ra, seg[i].key, &plain)
+            hw_wait(write ? ucp_put_nbx(ep, buf, seg[i].n, seg[i].ra, seg[i].key, &plain)
                              : ucp_get_nbx(ep, buf, seg[i].n, seg[i].ra, seg[i].key, &plain));
         if (st != UCS_OK)
             return st;
@@ -740,8 +748,7 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
         st = hw_amo32(w, r, UCP_ATOMIC_OP_ADD, 0, offsetof(nbr_ctl_t, acc_serving), &serving);
         if (st != UCS_OK || serving == ticket)
             break;
-        if (++spins > 16) /* the holder is working: let the CPU go between reads */
-            nbr_tp_call_wait_step(w, &spins);
+        hw_relax(&spins);
     }
     what = "waiting for the accumulate lock";
     if (st != UCS_OK)
