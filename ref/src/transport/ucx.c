@@ -816,10 +816,14 @@ static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype ba
     int s = w->acc_native ? nbr_op_atomic_native(op, basic) : 0;
     uint64_t ra = p->wbase + (uint64_t)off;
     if (!s || !p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result)) {
-        if (op == MPI_NO_OP && !result)
-            return MPI_SUCCESS; /* nothing read, nothing written */
-        return hw_takes(w, r, basic) ? hw_acc(w, r, off, op, basic, src, NULL, result, len)
-                                     : nbr_am_acc(w, r, off, op, basic, src, result, len);
+        /* NBRMA_ACC=hw, but not where the target's paths use atomic instructions without the
+         * lock (same_op's compare-and-swap-loop pairs, op.c): 004's get + put under the lock
+         * would not be atomic with them. The target's CPU applies those with its loop. */
+        int as = w->acc_native ? nbr_op_atomic_size(op, basic) : 0;
+        int lockless = as && p->wkey && ra % (uint64_t)as == 0;
+        return hw_takes(w, r, basic) && !lockless && !(op == MPI_NO_OP && !result)
+                   ? hw_acc(w, r, off, op, basic, src, NULL, result, len)
+                   : nbr_am_acc(w, r, off, op, basic, src, result, len);
     }
     ucp_atomic_op_t uop = op == MPI_SUM    ? UCP_ATOMIC_OP_ADD
                           : op == MPI_BAND ? UCP_ATOMIC_OP_AND
