@@ -20,14 +20,15 @@ STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=block
 # Programs whose RMA calls sit in ready epochs of every synchronization mode, request-based calls,
 # accumulate ordering, lock_loadstore (its create window caught a flush that waited forever under
 # delayed issue), and the randomized nonblocking programs: what a strategy changes. The operation
-# strategies: derived datatypes on both sides (NONCONTIG); the accumulate, fetch and
-# compare-and-swap programs (ACC), acc_same_op among them: its hammer caught hw's get + put beside
-# same_op's lock-free compare-and-swap loops at the target (MPI_PROD lost updates).
+# strategies: derived datatypes on both sides, every byte of the type map checked (NONCONTIG);
+# mixed ops on one location, same_op's hammer (it caught hw's get + put beside same_op's
+# lock-free compare-and-swap loops at the target: MPI_PROD lost updates), compare-and-swap and
+# accumulate ordering (ACC). make check FULL=1 runs every program under each.
 SUBSET="sync_fence sync_pscw sync_passive rma_requests ordering lock_loadstore nb_random"
 subset() {
     case $1 in
-    NBRMA_NONCONTIG=*) echo "types_derived typemap_bytes big_get" ;;
-    NBRMA_ACC=*) echo "acc_ops acc_mixed acc_fetch acc_same_op atomics_cas ordering linked_list" ;;
+    NBRMA_NONCONTIG=*) echo "typemap_bytes" ;;
+    NBRMA_ACC=*) echo "acc_mixed acc_same_op atomics_cas ordering" ;;
     *) echo "$SUBSET" ;;
     esac
 }
