@@ -69,16 +69,8 @@ static void run(gb_state_t *st, void *arg)
     int run_it = 1;
     if (strat == S_BLOCKS || strat == S_PACKED)
         run_it = strat_info_is(c, st, win, "nbrma_noncontig", sname[strat]);
-    if (run_it && c->series != NBH_VENDOR) {
-        /* the pair's transport is the one the name says (across nodes: NBRMA_NET's choice) */
-        const char *tp = strat_pair_tp(c, win), *want = strat_net(c->ctx);
-        if (tp && strcmp(want, "auto") != 0 && strcmp(tp, want) != 0) {
-            char why[160];
-            snprintf(why, sizeof why, "the pair went over %s, not the %s of the name", tp, want);
-            gb_skip_with_error(st, why);
-            run_it = 0;
-        }
-    }
+    if (run_it && c->series != NBH_VENDOR)
+        run_it = strat_pair_is_named(c, st, win);
     if (!run_it) {
         NBH_MPI(c, MPI_Win_free(&win));
         return;

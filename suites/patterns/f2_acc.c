@@ -77,14 +77,8 @@ static void run(gb_state_t *st, void *arg)
     if (info != MPI_INFO_NULL)
         NBH_MPI(c, MPI_Info_free(&info));
     if (strat != S_VENDOR) {
-        int run_it = strat_info_is(c, st, win, "nbrma_acc", sname[strat]);
-        const char *tp = run_it ? strat_pair_tp(c, win) : NULL, *want = strat_net(c->ctx);
-        if (tp && strcmp(want, "auto") != 0 && strcmp(tp, want) != 0) {
-            char why[160];
-            snprintf(why, sizeof why, "the pair went over %s, not the %s of the name", tp, want);
-            gb_skip_with_error(st, why);
-            run_it = 0;
-        }
+        int run_it = strat_info_is(c, st, win, "nbrma_acc", sname[strat]) &&
+                     strat_pair_is_named(c, st, win);
         if (!run_it) {
             NBH_MPI(c, MPI_Win_free(&win));
             return;

@@ -99,4 +99,17 @@ static inline const char *strat_pair_tp(const nbh_case_t *c, MPI_Win win)
     return name[0];
 }
 
+/* The window's pair goes over the transport the benchmark's name says (across nodes: NBRMA_NET's
+ * choice); else the case is skipped with the reason and 0 returned. */
+static inline int strat_pair_is_named(const nbh_case_t *c, gb_state_t *st, MPI_Win win)
+{
+    const char *tp = strat_pair_tp(c, win), *want = strat_net(c->ctx);
+    if (!tp || strcmp(want, "auto") == 0 || strcmp(tp, want) == 0)
+        return 1;
+    char why[160];
+    snprintf(why, sizeof why, "the pair went over %s, not the %s of the name", tp, want);
+    gb_skip_with_error(st, why);
+    return 0;
+}
+
 #endif
