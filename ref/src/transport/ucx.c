@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ucp/api/ucp.h>
 
@@ -611,6 +612,26 @@ static void hw_relax(long *spins)
         nbr_relax();
 }
 
+#define NBR_HW_HOLD_NS        20000   /* a guess at one lock hold: a few round trips */
+#define NBR_HW_BACKOFF_MAX_NS 2000000 /* the longest pause between reads of acc_serving */
+
+/* Let ns nanoseconds pass, progressing the worker (this rank serves others meanwhile). */
+static void hw_pause(uint64_t ns)
+{
+    struct timespec t0, t;
+    if (clock_gettime(CLOCK_MONOTONIC, &t0) != 0)
+        return;
+    long spins = 0;
+    do {
+        if (!ucp_worker_progress(worker))
+            hw_relax(&spins);
+        if (clock_gettime(CLOCK_MONOTONIC, &t) != 0)
+            return;
+    } while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
+                 (uint64_t)t0.tv_nsec <
+             ns);
+}
+
 /* Wait for a UCP request made without a callback; its status. */
 static ucs_status_t hw_wait(ucs_status_ptr_t s)
 {
@@ -743,12 +764,19 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
     const char *what = "taking a ticket of the accumulate lock";
     if (st != UCS_OK)
         goto fail;
-    long spins = 0;
+    /* Proportional back-off between reads: each read is a request the target's worker serves
+     * (UCX emulates atomics on memory it did not allocate), so waiters that read back to back
+     * flood it and slow the holder's get and put behind them — 4 ranks of nb_stress made
+     * millions of reads and a few hundred accumulates a second so. A waiter with k tickets ahead
+     * waits about k holds' worth (NBR_HW_HOLD_NS each, at most NBR_HW_BACKOFF_MAX_NS) before it
+     * reads again, progressing its worker meanwhile. */
     for (;;) {
         st = hw_amo32(w, r, UCP_ATOMIC_OP_ADD, 0, offsetof(nbr_ctl_t, acc_serving), &serving);
         if (st != UCS_OK || serving == ticket)
             break;
-        hw_relax(&spins);
+        uint64_t ahead = (uint32_t)(ticket - serving);
+        uint64_t ns = ahead * NBR_HW_HOLD_NS;
+        hw_pause(ns < NBR_HW_BACKOFF_MAX_NS ? ns : NBR_HW_BACKOFF_MAX_NS);
     }
     what = "waiting for the accumulate lock";
     if (st != UCS_OK)
