@@ -397,10 +397,13 @@ typedef struct nbr_win {
     void *base;
     MPI_Aint bytes;
     int disp_unit;
-    int fence_rs; /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
-    int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_AUTO, _BLOCKS or _PACKED (rma.c) */
-    int acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put accumulates (ucx.c) */
-    int acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is "none" */
+    /* Strategy settings, a byte each in the 4 bytes one int took (window metadata is gated to
+     * the byte: ci/baselines' metadata_base_*). */
+    unsigned char fence_rs;  /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
+    unsigned char noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_* (rma.c) */
+    unsigned char acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put (ucx.c) */
+    unsigned char acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is
+                                "none" */
     nbr_ctl_t *ctl; /* mine */
     nbr_target_t *t;
     /* Application-level epochs (MPI-3.1 §11.5): what is open now. */

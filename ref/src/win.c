@@ -419,10 +419,10 @@ static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
     w->issue_cfg = c->delayed;
     /* The reduce-scatter fence needs its own communicator (created with the window): a window
      * created with the barrier fence keeps it (MPI_Win_set_info's hints may be ignored). */
-    w->fence_rs = c->fence_rs && w->rs_comm_ok;
-    w->noncontig = c->noncontig;
-    w->acc_hw = c->acc_hw;
-    w->acc_order = c->acc_order;
+    w->fence_rs = (unsigned char)(c->fence_rs && w->rs_comm_ok);
+    w->noncontig = (unsigned char)c->noncontig;
+    w->acc_hw = (unsigned char)c->acc_hw;
+    w->acc_order = (unsigned char)c->acc_order;
     nbr_issue_update(w);
 }
 
