@@ -323,67 +323,59 @@ static int parse_bytes(const char *v, MPI_Aint *out)
     return 1;
 }
 
-/* The info keys nbrma_sched and nbrma_sched_th over *c (at creation, c holds NBRMA_SCHED and
- * NBRMA_SCHED_TH; in MPI_Win_set_info, the window's settings). MPI_ERR_INFO_VALUE for a bad
- * value; msg says which key and what. */
+/* One info key whose value `parse` reads into *out: MPI_ERR_INFO when the info cannot be read,
+ * MPI_ERR_INFO_VALUE (msg names the key, the value and `use`) when parse refuses the value; a key
+ * the info does not name leaves *out alone. */
+static int info_choice(MPI_Info info, const char *key, int (*parse)(const char *, int *), int *out,
+                       const char *use, char *msg, size_t mlen)
+{
+    char val[MPI_MAX_INFO_VAL + 1];
+    int found = 0;
+    if (PMPI_Info_get(info, key, (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        return MPI_ERR_INFO;
+    if (found && !parse(val, out)) {
+        snprintf(msg, mlen, "info key %s has value \"%.60s\"; use %s", key, val, use);
+        return MPI_ERR_INFO_VALUE;
+    }
+    return MPI_SUCCESS;
+}
+
+/* The window's strategy info keys (nbrma_sched, nbrma_sched_th, nbrma_issue, nbrma_fence,
+ * nbrma_noncontig, accumulate_ordering, nbrma_acc) over *c (at creation, c holds the NBRMA_*
+ * settings; in MPI_Win_set_info, the window's). MPI_ERR_INFO_VALUE for a bad value; msg says
+ * which key and what. */
 static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen)
 {
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS;
+    int rc = info_choice(info, "nbrma_sched", parse_onoff, &c->on, "on or off", msg, mlen);
     char val[MPI_MAX_INFO_VAL + 1];
     int found = 0;
-    if (PMPI_Info_get(info, "nbrma_sched", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_onoff(val, &c->on)) {
-        snprintf(msg, mlen, "info key nbrma_sched has value \"%.60s\"; use on or off", val);
-        return MPI_ERR_INFO_VALUE;
-    }
-    if (PMPI_Info_get(info, "nbrma_sched_th", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_bytes(val, &c->th)) {
+    if (rc == MPI_SUCCESS &&
+        PMPI_Info_get(info, "nbrma_sched_th", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
+        rc = MPI_ERR_INFO;
+    if (rc == MPI_SUCCESS && found && !parse_bytes(val, &c->th)) {
         snprintf(msg, mlen,
                  "info key nbrma_sched_th has value \"%.60s\"; use a byte count such as 8192 or "
                  "8K",
                  val);
-        return MPI_ERR_INFO_VALUE;
+        rc = MPI_ERR_INFO_VALUE;
     }
-    if (PMPI_Info_get(info, "nbrma_issue", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_issue(val, &c->delayed)) {
-        snprintf(msg, mlen, "info key nbrma_issue has value \"%.60s\"; use eager or delayed", val);
-        return MPI_ERR_INFO_VALUE;
-    }
-    if (PMPI_Info_get(info, "nbrma_fence", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_fence(val, &c->fence_rs)) {
-        snprintf(msg, mlen, "info key nbrma_fence has value \"%.60s\"; use barrier or reduce_scatter",
-                 val);
-        return MPI_ERR_INFO_VALUE;
-    }
-    if (PMPI_Info_get(info, "nbrma_noncontig", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_noncontig(val, &c->noncontig)) {
-        snprintf(msg, mlen,
-                 "info key nbrma_noncontig has value \"%.60s\"; use auto, blocks or packed", val);
-        return MPI_ERR_INFO_VALUE;
-    }
-    if (PMPI_Info_get(info, "accumulate_ordering", (int)sizeof val - 1, val, &found) !=
-        MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_ordering(val, &c->acc_order)) {
-        snprintf(msg, mlen,
-                 "info key accumulate_ordering has value \"%.60s\"; use none or a comma-separated "
-                 "list of rar, raw, war and waw",
-                 val);
-        return MPI_ERR_INFO_VALUE;
-    }
-    if (PMPI_Info_get(info, "nbrma_acc", (int)sizeof val - 1, val, &found) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (found && !parse_acc(val, &c->acc_hw)) {
-        snprintf(msg, mlen, "info key nbrma_acc has value \"%.60s\"; use am or hw", val);
-        return MPI_ERR_INFO_VALUE;
-    }
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = info_choice(info, "nbrma_issue", parse_issue, &c->delayed, "eager or delayed", msg,
+                         mlen);
+    if (rc == MPI_SUCCESS)
+        rc = info_choice(info, "nbrma_fence", parse_fence, &c->fence_rs,
+                         "barrier or reduce_scatter", msg, mlen);
+    if (rc == MPI_SUCCESS)
+        rc = info_choice(info, "nbrma_noncontig", parse_noncontig, &c->noncontig,
+                         "auto, blocks or packed", msg, mlen);
+    if (rc == MPI_SUCCESS)
+        rc = info_choice(info, "accumulate_ordering", parse_ordering, &c->acc_order,
+                         "none or a comma-separated list of rar, raw, war and waw", msg, mlen);
+    if (rc == MPI_SUCCESS)
+        rc = info_choice(info, "nbrma_acc", parse_acc, &c->acc_hw, "am or hw", msg, mlen);
+    return rc;
 }
 
 /* The info key accumulate_ops (MPI-3.1 §11.2.1): "same_op" or "same_op_no_op" (the default).
