@@ -59,7 +59,7 @@
 #define MAX_ORDER   46                /* 64 TiB: anything larger is refused outright */
 #define PAGE        4096u
 
-enum { B_FREE = 0, B_USED, B_PRIVATE, B_VENDOR };
+enum { B_FREE = 0, B_USED, B_PRIVATE, B_VENDOR, B_WIN };
 
 typedef struct seg seg_t;
 typedef struct blk {
@@ -544,6 +544,11 @@ NBR_API int MPI_Free_mem(void *base)
     pthread_mutex_unlock(&mu);
     if (kind == B_USED)
         return MPI_SUCCESS;
+    if (kind == B_WIN)
+        return nbr_err_comm(MPI_COMM_WORLD, call, MPI_ERR_BASE,
+                            "%p is the memory of an MPI_Win_allocate window, not a block "
+                            "MPI_Alloc_mem returned: MPI_Win_free frees it",
+                            base);
     if (kind == B_PRIVATE) {
         free(base);
         return MPI_SUCCESS;
@@ -559,6 +564,37 @@ NBR_API int MPI_Free_mem(void *base)
 }
 
 /* ---- windows over it ------------------------------------------------------------------------- */
+
+/* MPI_Win_allocate's memory in a window that spans nodes, for a rank with node peers in it
+ * (win.c): a block of a segment, which those peers map like MPI_Alloc_mem memory and reach by
+ * load/store instead of CMA. Zero-filled. NULL when node-shared memory cannot be had (the caller
+ * falls back to private memory). MPI_Free_mem refuses the block (B_WIN); nbr_mem_win_free takes
+ * it back. */
+void *nbr_mem_win_alloc(size_t size)
+{
+    if (!size || order_of(size) > MAX_ORDER)
+        return NULL;
+    pthread_mutex_lock(&mu);
+    void *p = shm_alloc(size, 64);
+    blk_t *b = p ? map_find((uintptr_t)p) : NULL;
+    if (b)
+        b->kind = B_WIN;
+    pthread_mutex_unlock(&mu);
+    if (p)
+        memset(p, 0, size); /* a block given back before may hold old bytes */
+    return p;
+}
+
+void nbr_mem_win_free(void *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&mu);
+    blk_t *b = map_find((uintptr_t)p);
+    if (b && b->kind == B_WIN)
+        seg_give(b->seg, b);
+    pthread_mutex_unlock(&mu);
+}
 
 int nbr_mem_find(const void *base, MPI_Aint size, nbr_mem_ref_t *ref)
 {

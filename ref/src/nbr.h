@@ -164,6 +164,10 @@ typedef struct {
 } nbr_mem_ref_t;
 /* 1 when bytes [base, base + size) lie in one node-shared segment of this process (*ref). */
 int nbr_mem_find(const void *base, MPI_Aint size, nbr_mem_ref_t *ref);
+/* MPI_Win_allocate across nodes, a rank with node peers in the window: node-shared, zeroed
+ * memory they map (NULL: none to be had); freed by nbr_mem_win_free, refused by MPI_Free_mem. */
+void *nbr_mem_win_alloc(size_t size);
+void nbr_mem_win_free(void *p);
 /* Map `size` bytes of process pid's segment at ref here: their address, or NULL; *map and *len
  * are what nbr_mem_unmap takes. */
 void *nbr_mem_map(int pid, const nbr_mem_ref_t *ref, MPI_Aint size, void **map, size_t *len);
@@ -377,6 +381,8 @@ typedef struct nbr_target {
 } nbr_target_t;
 
 enum { NBR_NC_AUTO = 0, NBR_NC_BLOCKS, NBR_NC_PACKED }; /* nbr_win_t.noncontig */
+/* nbr_win_t.priv_kind: MPI_Win_allocate's memory in a window that spans nodes (win.c) */
+enum { NBR_PRIV_NONE = 0, NBR_PRIV_HEAP, NBR_PRIV_SHM, NBR_PRIV_TP };
 enum { NBR_ORD_RAR = 1, NBR_ORD_RAW = 2, NBR_ORD_WAR = 4, NBR_ORD_WAW = 8, NBR_ORD_ALL = 15 };
 
 typedef struct nbr_win {
@@ -391,7 +397,8 @@ typedef struct nbr_win {
     int sched; /* the scheduler is on (nbrma_sched / NBRMA_SCHED) */
     int issue_cfg; /* NBRMA_ISSUE / nbrma_issue (below, issue_delayed; in a 4-byte hole here) */
     MPI_Aint sched_bytes; /* its threshold as set, whether or not it applies (Win_get_info) */
-    int cma; /* peers reach my memory with CMA (create, dynamic) */
+    unsigned char cma;       /* peers reach my memory with CMA (create, dynamic) */
+    unsigned char priv_kind; /* NBR_PRIV_*: where priv (below) came from */
     int acc_native;  /* every rank said same_op and every eligible accumulate of the window can
                         use atomic instructions (op.c, rma.c; MPI-3.1 §11.2.1) */
     void *base;
@@ -446,8 +453,7 @@ typedef struct nbr_win {
     int unordered; /* some remote pair's operations may take effect out of order (RDMA) */
     void *tp;      /* the transports' state of the window (ucx: registrations) */
     nbr_req_t *op_req; /* the request the current call's remote operations complete */
-    void *priv;        /* MPI_Win_allocate across nodes: my memory (private, reached with CMA
-                          by my node's peers and by messages from others) */
+    void *priv;        /* MPI_Win_allocate across nodes: my memory (win.c's priv_alloc) */
     nbr_epoch_t *rec_head, *rec_tail;  /* epochs holding recorded calls, by first age */
     nbr_epoch_t *held_head, *held_tail; /* ready epochs holding calls the scheduler deferred */
     nbr_flush_t *fla_head, *fla_tail;  /* flush_all requests waiting, by age */

@@ -729,11 +729,13 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         free(info);
         return rc;
     }
-    /* Memory from MPI_Alloc_mem (mem.c): node peers map it and need no CMA (issue 24). */
-    if (w->flavor == MPI_WIN_FLAVOR_CREATE)
+    /* Memory from MPI_Alloc_mem (mem.c), or MPI_Win_allocate's node-shared block (priv_alloc):
+     * node peers map it and need no CMA (issue 24). */
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->priv_kind == NBR_PRIV_SHM)
         mine.mem_ok = nbr_mem_find(w->base, w->bytes, &mine.mem);
     if ((w->flavor == MPI_WIN_FLAVOR_CREATE && !mine.mem_ok) ||
-        w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->priv) {
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC ||
+        (w->priv && !mine.mem_ok && w->size - w->nremote > 1)) { /* no node peer: no CMA */
         cma_window(1); /* before peers learn they may reach us */
         w->cma = 1;
     }
@@ -812,12 +814,36 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
+/* MPI_Win_allocate's memory in a window that spans nodes (a one-node window's is node-shared,
+ * symmetric or the vendor's: create_window), zero-filled like those:
+ *   - other ranks of the window on my node: a block of mem.c's node-shared segments, which they
+ *     map (win_setup) and reach by load/store, as a window over MPI_Alloc_mem memory (issue 24),
+ *     not with CMA (a system call per access, two per atomic);
+ *   - alone on my node: the transport's own memory where the pairs go through UCX (tp.h's
+ *     nbr_tp_win_alloc: mapped by UCX's shared-memory transports, registered once by RDMA);
+ *   - otherwise, or when neither can be had: private memory, which node peers reach with CMA. */
+static int priv_alloc(nbr_win_t *w, size_t size, int node_ranks)
+{
+    if (!size)
+        return MPI_SUCCESS;
+    if (node_ranks > 1 && (w->priv = nbr_mem_win_alloc(size)))
+        w->priv_kind = NBR_PRIV_SHM;
+    else if (node_ranks == 1 && (w->priv = nbr_tp_win_alloc(w, size)))
+        w->priv_kind = NBR_PRIV_TP;
+    else if ((w->priv = calloc(1, size)))
+        w->priv_kind = NBR_PRIV_HEAP;
+    return w->priv ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
 static void win_destroy(nbr_win_t *w)
 {
     nbr_tp_win_teardown(w);
     if (w->nremote)
         nbr_am_win_unregister(w);
-    free(w->priv);
+    if (w->priv_kind == NBR_PRIV_SHM)
+        nbr_mem_win_free(w->priv);
+    else if (w->priv_kind == NBR_PRIV_HEAP)
+        free(w->priv); /* NBR_PRIV_TP: the transport's teardown above freed it */
     while (w->q_head) /* only fence epochs that carried nothing remain at free */
         nbr_epoch_drop(w, w->q_head);
     if (w->t) {
@@ -1037,8 +1063,7 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                             "reaches MPI_COMM_WORLD's ranks only");
     }
     if (w->nremote && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        /* Private memory, zero-filled like the node-shared kind (pages of a fresh mapping). */
-        rc = size > 0 && !(w->priv = calloc(1, (size_t)size)) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        rc = priv_alloc(w, (size_t)size, ci->node_ranks);
         if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
             win_destroy(w);
             return nbr_err_comm(comm, call, rc, "out of memory for %ld bytes of window memory",

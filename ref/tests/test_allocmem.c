@@ -14,7 +14,10 @@
  *     side by side, and over malloc'ed memory: every rank puts, accumulates, fetch-and-ops and
  *     compare-and-swaps into its right neighbour under a shared lock, gets back what it wrote,
  *     and each owner finds exactly the expected bytes (and none outside the window's range);
- *     which peers were mapped is checked against the node layout;
+ *     which peers were mapped is checked against the node layout; the same over the memory of
+ *     an MPI_Win_allocate window, which across nodes must be node-shared where node peers are in
+ *     the window (mapped, no CMA), UCX's (NBRMA_NET=ucx) or private where its rank is alone on
+ *     its node, and which MPI_Free_mem refuses (MPI_ERR_BASE);
  *   - growth and release with 1 MiB segments (nbr_mem_seg_order): 6 blocks of 512 KiB need 3
  *     segments or more; once freed one segment remains, its pages given back (resident bytes
  *     fall to what the remaining blocks hold);
@@ -123,13 +126,18 @@ static void window_case(const char *what, int64_t *mem, MPI_Aint bytes, int mapp
 {
     const int right = (me + 1) % np, left = (me + np - 1) % np;
     const int n = (int)(bytes / 8);
-    int64_t *guard_lo = mem - 8, *guard_hi = mem + n; /* the caller keeps 64 bytes around */
+    const int alloc = mem == NULL; /* MPI_Win_allocate's memory (no guards around it) */
+    int64_t guards[16], *guard_lo = alloc ? guards : mem - 8, *guard_hi = alloc ? guards + 8 : mem + n;
+    MPI_Win win;
+    if (alloc)
+        MPI_Win_allocate(bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     for (int i = 0; i < n; i++)
         mem[i] = -1;
     for (int i = 0; i < 8; i++)
         guard_lo[i] = guard_hi[i] = 777;
-    MPI_Win win;
-    MPI_Win_create(mem, bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Barrier(MPI_COMM_WORLD); /* every owner's -1s are in before anyone writes */
+    if (!alloc)
+        MPI_Win_create(mem, bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     nbr_win_t *w = nbr_win_find(win);
     int layout = w != NULL;
     for (int r = 0; w && r < np; r++) {
@@ -138,6 +146,23 @@ static void window_case(const char *what, int64_t *mem, MPI_Aint bytes, int mapp
         layout &= (t->base != NULL) == expect;
     }
     int cma_ok = !w || (w->cma == !mapped);
+    /* MPI_Win_allocate's memory (win.c's priv_alloc): node-shared where node peers are in the
+     * window, the transport's (UCX) or private where this rank is alone on its node; never a
+     * block MPI_Free_mem would take. */
+    int kind_ok = 1;
+    if (alloc && w) {
+        const char *net = getenv("NBRMA_NET");
+        int peers = w->size - w->nremote - 1, cls = -1;
+        kind_ok = !w->nremote ? w->priv_kind == NBR_PRIV_NONE
+                  : peers     ? w->priv_kind == NBR_PRIV_SHM
+                  : net && !strcmp(net, "ucx") ? w->priv_kind == NBR_PRIV_TP
+                              : w->priv_kind == NBR_PRIV_TP || w->priv_kind == NBR_PRIV_HEAP;
+        MPI_Error_class(MPI_Free_mem(mem), &cls);
+        kind_ok &= cls == MPI_ERR_BASE;
+        if (!kind_ok)
+            tap_diag("rank %d: MPI_Win_allocate memory of kind %d (nremote %d, node peers %d), "
+                     "MPI_Free_mem of it: class %d", me, w->priv_kind, w->nremote, peers, cls);
+    }
     int64_t v[8], got[8], one = 1, old = -2, cmp = 1000 + me, swp = 2000 + me, res = -3;
     for (int i = 0; i < 8; i++)
         v[i] = 100 * me + i;
@@ -178,7 +203,7 @@ static void window_case(const char *what, int64_t *mem, MPI_Aint bytes, int mapp
     if (!(layout && cma_ok && ok && owner_ok))
         tap_diag("rank %d, %s: layout %d, cma %d, origin %d, owner %d", me, what, layout, cma_ok,
                  ok, owner_ok);
-    tap_ok(all(layout && cma_ok && ok && owner_ok),
+    tap_ok(all(layout && cma_ok && kind_ok && ok && owner_ok),
            "%s: node peers %s; put, accumulate, fetch_and_op, compare_and_swap and get to the "
            "right neighbour land exactly (nothing outside the window changed)",
            what, mapped ? "map the memory (no CMA)" : "use CMA (memory not node-shared)");
@@ -192,6 +217,8 @@ static void windows(void)
     MPI_Alloc_mem(bytes + 128, MPI_INFO_NULL, &blk);
     window_case("window over a whole MPI_Alloc_mem block", (int64_t *)(blk + 64), bytes, 1);
     MPI_Free_mem(blk);
+    /* MPI_Win_allocate: across nodes its memory is node-shared too (or UCX's, alone on a node) */
+    window_case("MPI_Win_allocate window", NULL, bytes, 1);
     /* part of a block */
     MPI_Alloc_mem(bytes + 4096, MPI_INFO_NULL, &blk);
     window_case("window over part of a block (base + 1024)", (int64_t *)(blk + 1024), bytes, 1);
@@ -323,7 +350,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    tap_plan(12);
+    tap_plan(13);
     sizes_and_alignment();
     errors();
     windows();

@@ -10,9 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nbr.h"
 #include "nbrma.h"
 #include "tap.h"
 #include "transport/tp.h"
+
+static int all_ok(int ok)
+{
+    int r = 0;
+    MPI_Allreduce(&ok, &r, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return r;
+}
 
 #define BYTES (1 << 20)
 
@@ -28,10 +36,19 @@ int main(int argc, char **argv)
         tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
     const int ucx = strcmp(net, "ucx") == 0;
     MPIX_Nbrma_set_impl("ref");
-    tap_plan(15);
+    tap_plan(16);
     char *base;
     MPI_Win win;
+    unsigned long wa0 = nbr_ucx_stats.win_allocs;
     MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    /* Alone on its node, a rank's MPI_Win_allocate memory is UCX's under ucx (UCX's shared-memory
+     * transports map it into the origin: no target CPU), private under am. */
+    const nbr_win_t *wobj = nbr_win_find(win);
+    int kind = wobj ? wobj->priv_kind : -1, want = ucx ? NBR_PRIV_TP : NBR_PRIV_HEAP;
+    unsigned long wa = nbr_ucx_stats.win_allocs - wa0;
+    int kind_ok = kind == want && wa == (ucx ? 1ul : 0ul);
+    tap_ok(all_ok(kind_ok), "MPI_Win_allocate's memory is %s (kind %d, UCX allocations %lu)",
+           ucx ? "UCX's (UCP_MEM_MAP_ALLOCATE)" : "private", kind, wa);
     memset(base, 0, BYTES);
     char *src = malloc(BYTES), *back = malloc(BYTES);
     for (int i = 0; i < BYTES; i++)

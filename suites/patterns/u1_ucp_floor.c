@@ -8,6 +8,11 @@
  *   U1_ucp_put_flush/size:N  ucp_put_nbx of N bytes + ucp_ep_flush_nbx (D1's put + flush),
  *   U1_ucp_get/size:N        ucp_get_nbx of N bytes, waited for (D1's get + flush),
  *   U1_ucp_fadd              ucp_atomic_op_nbx(ADD) fetching 8 bytes (D4's MPI_Fetch_and_op).
+ * and the same three as U1_ucp_*_alloc over memory UCX allocated (UCP_MEM_MAP_ALLOCATE): over
+ * shared memory UCX maps such memory into the origin, which moves the data itself, while memory it
+ * did not allocate it reaches with active messages (about 20x slower for 8 bytes here). libnbrma's
+ * MPI_Win_allocate windows across nodes use that memory where a rank is alone on its node: compare
+ * D1/D4's ref series with the _alloc rows, MPI_Win_create over malloc'ed memory with the others.
  * Rank 1 calls ucp_worker_progress in a loop until rank 0 says the sample is over (where UCX
  * emulates RMA with active messages — TCP, or shared memory for memory UCX did not allocate —
  * the target's CPU must progress: this is the best such a target can do). Compare with D1/D4's
@@ -22,7 +27,7 @@
 #if NBH_HAVE_UCX
 #include <ucp/api/ucp.h>
 
-enum { OP_PUT, OP_GET, OP_FADD };
+enum { OP_PUT, OP_GET, OP_FADD, OP_MASK = 0xf, OP_ALLOC = 0x10 };
 
 typedef struct {
     ucp_context_h ctx;
@@ -32,6 +37,7 @@ typedef struct {
     ucp_rkey_h rkey;
     uint64_t raddr;
     char *buf;
+    int alloc; /* buf is UCX's (UCP_MEM_MAP_ALLOCATE): freed by ucp_mem_unmap */
 } floor_t;
 
 static void die(const char *what, ucs_status_t st)
@@ -78,17 +84,31 @@ static void floor_open(floor_t *f, const nbh_case_t *c, size_t bytes)
     size_t alen;
     if ((st = ucp_worker_get_address(f->worker, &addr, &alen)) != UCS_OK)
         die("ucp_worker_get_address", st);
-    f->buf = calloc(bytes ? bytes : 8, 1);
     void *pk = NULL;
     size_t plen = 0;
+    f->alloc = me == NBH_TARGET && (c->op & OP_ALLOC);
+    if (!f->alloc && !(f->buf = calloc(bytes ? bytes : 8, 1)))
+        die("calloc", UCS_ERR_NO_MEMORY);
     if (me == NBH_TARGET) {
+        /* The user's memory registered, or memory UCX allocates (its shared-memory transports
+         * map such memory into the origin, which then reaches it without the target's CPU). */
         ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                                                  UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                                    .address = f->buf,
                                    .length = bytes ? bytes : 8};
+        if (f->alloc) {
+            mp.field_mask |= UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+            mp.flags = UCP_MEM_MAP_ALLOCATE;
+        }
         if ((st = ucp_mem_map(f->ctx, &mp, &f->mem)) != UCS_OK ||
             (st = ucp_rkey_pack(f->ctx, f->mem, &pk, &plen)) != UCS_OK)
             die("ucp_mem_map", st);
+        if (f->alloc) {
+            ucp_mem_attr_t ma = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+            if ((st = ucp_mem_query(f->mem, &ma)) != UCS_OK)
+                die("ucp_mem_query", st);
+            f->buf = ma.address;
+        }
     }
     /* Rank 1 -> rank 0: its worker address, key and buffer address; rank 0 -> 1: its address. */
     if (me == NBH_TARGET || me == NBH_ORIGIN) {
@@ -141,7 +161,8 @@ static void floor_close(floor_t *f, const nbh_case_t *c)
         ucp_mem_unmap(f->ctx, f->mem);
     ucp_worker_destroy(f->worker);
     ucp_cleanup(f->ctx);
-    free(f->buf);
+    if (!f->alloc)
+        free(f->buf);
 }
 
 static void run(gb_state_t *st, void *arg)
@@ -162,10 +183,10 @@ static void run(gb_state_t *st, void *arg)
         double t = 0;
         if (me == NBH_ORIGIN) {
             double t0 = MPI_Wtime();
-            if (c->op == OP_PUT) {
+            if ((c->op & OP_MASK) == OP_PUT) {
                 wait_req(&f, ucp_put_nbx(f.ep, src, c->size, f.raddr, f.rkey, &none), "put");
                 wait_req(&f, ucp_ep_flush_nbx(f.ep, &none), "flush");
-            } else if (c->op == OP_GET) {
+            } else if ((c->op & OP_MASK) == OP_GET) {
                 wait_req(&f, ucp_get_nbx(f.ep, src, c->size, f.raddr, f.rkey, &none), "get");
             } else {
                 ucp_request_param_t a = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
@@ -201,11 +222,15 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 {
     if (s != NBH_VENDOR)
         return;
-    for (int op = OP_PUT; op <= OP_GET; op++)
-        for (int i = 0; i < ctx->opts.nsizes; i++)
-            nbh_add_case(ctx, s, op, ctx->opts.sizes[i], run, "U1_ucp_%s/vendor/size:%zu",
-                         op == OP_PUT ? "put_flush" : "get", ctx->opts.sizes[i]);
-    nbh_add_case(ctx, s, OP_FADD, 8, run, "U1_ucp_fadd/vendor/size:8");
+    /* _alloc: the target's memory from UCP_MEM_MAP_ALLOCATE (MPI_Win_allocate's under ref) */
+    for (int a = 0; a <= OP_ALLOC; a += OP_ALLOC) {
+        const char *m = a ? "_alloc" : "";
+        for (int op = OP_PUT; op <= OP_GET; op++)
+            for (int i = 0; i < ctx->opts.nsizes; i++)
+                nbh_add_case(ctx, s, op | a, ctx->opts.sizes[i], run, "U1_ucp_%s%s/vendor/size:%zu",
+                             op == OP_PUT ? "put_flush" : "get", m, ctx->opts.sizes[i]);
+        nbh_add_case(ctx, s, OP_FADD | a, 8, run, "U1_ucp_fadd%s/vendor/size:8", m);
+    }
 }
 #else
 static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)

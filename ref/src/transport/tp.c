@@ -28,6 +28,7 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
 void nbr_ucx_win_teardown(nbr_win_t *w);
 int nbr_ucx_attach(nbr_win_t *w, void *base, MPI_Aint size);
 void nbr_ucx_detach(nbr_win_t *w, const void *base);
+void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size);
 #endif
 
 void nbr_tp_init(void)
@@ -117,6 +118,17 @@ int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n)
     (void)comm, (void)want, (void)why, (void)n;
 #endif
     return MPI_SUCCESS;
+}
+
+void *nbr_tp_win_alloc(nbr_win_t *w, size_t size)
+{
+#if NBR_HAVE_UCX
+    char why[8];
+    if (nbr_tp_net_select(nbr_cfg.NET, why, sizeof why) != NBR_NET_AM)
+        return nbr_ucx_win_alloc(w, size);
+#endif
+    (void)w, (void)size;
+    return NULL;
 }
 
 void nbr_tp_win_teardown(nbr_win_t *w)

@@ -166,6 +166,13 @@ int nbr_tp_net_select(const char *net, char *why, size_t n);
  * peers' descriptors are known and before any RMA): UCX set-up and key exchange when wanted.
  * Returns an MPI error class (and the reason in why) that the caller agrees on. */
 int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n);
+/* MPI_Win_allocate's memory for a rank alone on its node in a window that spans nodes (win.c,
+ * before nbr_tp_win_setup): the transport's own, zeroed, which it frees at teardown. UCX
+ * allocates it (UCP_MEM_MAP_ALLOCATE): its shared-memory transports map such memory into the
+ * origins, which then put, get and apply atomics without this process's CPU, and an RDMA
+ * transport registers it once. NULL where the window's pairs will not go through UCX or UCX
+ * cannot allocate: the caller falls back to private memory. */
+void *nbr_tp_win_alloc(nbr_win_t *w, size_t size);
 void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
 /* Dynamic windows: a region attached / detached (UCX registers it). */
 int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size);
@@ -183,6 +190,7 @@ typedef struct {
     unsigned long fences; /* ucp_worker_fence calls that ordered accumulates (accumulate_ordering) */
     unsigned long acc_locked, bytes_locked; /* NBRMA_ACC=hw: accumulate pieces carried out with
                                                004's lock + get + put protocol, their bytes */
+    unsigned long win_allocs; /* MPI_Win_allocate memory UCX allocated (nbr_tp_win_alloc) */
 } nbr_ucx_stats_t;
 /* A wait on a node's accumulate lock lets the UCX worker progress (ucx.c; nothing when UCX is
  * off): over TCP a remote holder's get, put and release need this process's worker. */

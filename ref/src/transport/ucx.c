@@ -100,6 +100,7 @@ typedef struct {
 
 typedef struct {
     ucp_mem_h wmem, cmem;
+    int wmem_alloc;   /* wmem is memory UCX allocated (nbr_ucx_win_alloc): unmapping frees it */
     ucx_pair_t *pair; /* by rank */
     int *dirty, ndirty;
     long notes_flushing; /* notifications whose flush is in flight */
@@ -1111,16 +1112,55 @@ static size_t ctl_len(const nbr_win_t *w)
     return sizeof(nbr_ctl_t) + (size_t)w->size * sizeof(nbr_peer_ctr_t);
 }
 
+/* MPI_Win_allocate's memory for a rank alone on its node in a window spanning nodes (tp.h): UCX
+ * allocates it (UCP_MEM_MAP_ALLOCATE), so that its shared-memory transports (posix, sysv) map it
+ * into the origins, which put, get and apply CPU atomics on it directly; memory UCX did not
+ * allocate they reach through active messages that this process's worker must serve (about
+ * 17x slower for an 8-byte put + flush here: U1's _alloc series). nbr_ucx_win_setup packs its
+ * key; teardown's unmap frees it. No node peer maps it (there is none), so nothing else needs
+ * to reach it. */
+void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size)
+{
+    if (!size || w->tp || !ucx_start())
+        return NULL;
+    ucx_win_t *uw = calloc(1, sizeof *uw);
+    if (!uw)
+        return NULL;
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                             UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                             UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                               .address = NULL,
+                               .length = size,
+                               .flags = UCP_MEM_MAP_ALLOCATE};
+    ucp_mem_attr_t ma = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
+    if (ucp_mem_map(ctx, &mp, &uw->wmem) != UCS_OK) {
+        free(uw);
+        return NULL;
+    }
+    if (ucp_mem_query(uw->wmem, &ma) != UCS_OK || !ma.address || ma.length < size) {
+        ucp_mem_unmap(ctx, uw->wmem);
+        free(uw);
+        return NULL;
+    }
+    uw->wmem_alloc = 1;
+    w->tp = uw;
+    nbr_ucx_stats.win_allocs++;
+    memset(ma.address, 0, size); /* as every kind of MPI_Win_allocate memory here */
+    return ma.address;
+}
+
 int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t nwhy)
 {
-    ucx_win_t *uw = calloc(1, sizeof *uw);
+    ucx_win_t *uw = w->tp ? w->tp : calloc(1, sizeof *uw); /* w->tp: nbr_ucx_win_alloc's */
     ucx_card_t card = {0};
     void *wpk = NULL, *cpk = NULL;
     size_t wlen = 0, clen = 0;
     if (uw && (uw->pair = calloc((size_t)w->size, sizeof *uw->pair)) &&
         (uw->dirty = calloc((size_t)w->size, sizeof *uw->dirty)) && ucx_start()) {
         int ok = mem_map(w->ctl, ctl_len(w), &uw->cmem, &cpk, &clen);
-        if (ok && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->bytes > 0)
+        if (ok && uw->wmem)
+            ok = ucp_rkey_pack(ctx, uw->wmem, &wpk, &wlen) == UCS_OK;
+        else if (ok && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->bytes > 0)
             ok = mem_map(w->base, (size_t)w->bytes, &uw->wmem, &wpk, &wlen);
         card = (ucx_card_t){.ok = ok,
                             .alen = (uint32_t)my_addr_len,
