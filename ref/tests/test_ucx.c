@@ -36,7 +36,7 @@ int main(int argc, char **argv)
         tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
     const int ucx = strcmp(net, "ucx") == 0;
     MPIX_Nbrma_set_impl("ref");
-    tap_plan(16);
+    tap_plan(17);
     char *base;
     MPI_Win win;
     unsigned long wa0 = nbr_ucx_stats.win_allocs;
@@ -222,6 +222,34 @@ int main(int argc, char **argv)
            cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Info_free(&info);
+
+    /* Past the cap of live UCX-allocated windows (lowered here to the one open) the next
+     * window's memory is private and registered, and its data still goes through UCX. */
+    int cap = nbr_ucx_alloc_max;
+    nbr_ucx_alloc_max = 1;
+    char *cb;
+    MPI_Win cw;
+    MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &cb, &cw);
+    const nbr_win_t *cwo = nbr_win_find(cw);
+    int ckind = cwo ? cwo->priv_kind : -1;
+    unsigned long cput0 = nbr_ucx_stats.bytes_put;
+    int cdata = 1;
+    if (me == 0) {
+        char v[256], r[256];
+        for (int i = 0; i < 256; i++)
+            v[i] = (char)(i ^ 0x5a);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, cw);
+        MPI_Put(v, 256, MPI_BYTE, 1, 1000, 256, MPI_BYTE, cw);
+        MPI_Win_flush(1, cw);
+        MPI_Get(r, 256, MPI_BYTE, 1, 1000, 256, MPI_BYTE, cw);
+        MPI_Win_unlock(1, cw);
+        cdata = memcmp(v, r, 256) == 0 && (!ucx || nbr_ucx_stats.bytes_put - cput0 == 256);
+    }
+    MPI_Win_free(&cw);
+    nbr_ucx_alloc_max = cap;
+    tap_ok(all_ok(ckind == NBR_PRIV_HEAP && cdata),
+           "past the cap of UCX-allocated windows: private memory (kind %d), data %s", ckind,
+           cdata ? "right" : "wrong or not through UCX");
     MPI_Win_free(&win);
     free(src), free(back);
     int rc = tap_done();

@@ -181,6 +181,7 @@ void nbr_tp_detach(nbr_win_t *w, const void *base)
 
 #if !NBR_HAVE_UCX
 nbr_ucx_stats_t nbr_ucx_stats;
+int nbr_ucx_alloc_max = 1024;
 
 void nbr_ucx_describe(void *stream, int verbose)
 {

@@ -173,6 +173,7 @@ int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n)
  * transport registers it once. NULL where the window's pairs will not go through UCX or UCX
  * cannot allocate: the caller falls back to private memory. */
 void *nbr_tp_win_alloc(nbr_win_t *w, size_t size);
+extern int nbr_ucx_alloc_max; /* at most this many live at a time (ucx.c; 1024) */
 void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
 /* Dynamic windows: a region attached / detached (UCX registers it). */
 int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size);

@@ -1113,23 +1113,23 @@ static size_t ctl_len(const nbr_win_t *w)
 }
 
 /* MPI_Win_allocate's memory for a rank alone on its node in a window spanning nodes (tp.h): UCX
- * allocates it (UCP_MEM_MAP_ALLOCATE; up to UCX_ALLOC_MAX windows at a time), so that its
+ * allocates it (UCP_MEM_MAP_ALLOCATE; up to nbr_ucx_alloc_max windows at a time), so that its
  * shared-memory transports (posix, sysv) map it into the origins, which put, get and apply CPU
  * atomics on it directly; memory UCX did not
  * allocate they reach through active messages that this process's worker must serve (about
  * 17x slower for an 8-byte put + flush here: U1's _alloc series). nbr_ucx_win_setup packs its
  * key; teardown's unmap frees it. No node peer maps it (there is none), so nothing else needs
  * to reach it. */
-enum { UCX_ALLOC_MAX = 1024 }; /* live allocations per process (below) */
+int nbr_ucx_alloc_max = 1024; /* live allocations per process (below; tests lower it) */
 static int ucx_allocs;
 
 void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size)
 {
     /* Each allocation is a kernel object of UCX's shared-memory transports (a SysV segment, of
      * which a machine has 4096 by default, or a POSIX one holding a file descriptor): past
-     * UCX_ALLOC_MAX live windows the memory is private and registered, as for MPI_Win_create
+     * nbr_ucx_alloc_max live windows the memory is private and registered, as for MPI_Win_create
      * (correct, reached through the target's worker over shared memory). */
-    if (!size || w->tp || ucx_allocs >= UCX_ALLOC_MAX || !ucx_start())
+    if (!size || w->tp || ucx_allocs >= nbr_ucx_alloc_max || !ucx_start())
         return NULL;
     ucx_win_t *uw = calloc(1, sizeof *uw);
     if (!uw)
