@@ -509,6 +509,8 @@ static int iunlock_all(nbr_win_t *w, const char *call, MPI_Request *req)
 static __attribute__((noinline)) int flush_remote(nbr_win_t *w, int rank)
 {
     long spins = 0;
+    if (!nbr_tp_quiet(w, rank)) /* an RDMA flush often completes at its first poll */
+        nbr_tp_poll_completions();
     while (!nbr_tp_quiet(w, rank)) {
         nbr_progress();
         if (!nbr_tp_quiet(w, rank))
@@ -535,6 +537,15 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
         if (!w->all_ep && !w->t[rank].lock_ep)
             return nbr_err(w, call, MPI_ERR_RMA_SYNC,
                            "no passive target epoch toward rank %d is open", rank);
+    }
+    /* Every call toward rank already went to its transport (none recorded, none held): only
+     * the remote completions are left, and flush_remote runs the engine only while one is
+     * outstanding. A put + flush to memory an origin maps (UCX-allocated, over shared memory)
+     * completes at once and costs no engine sweep (the entry point already served other nodes
+     * when no progress thread does). */
+    if (!req && NBR_UNLIKELY(w->nremote) && !w->held_head && nbr_flush_nothing_recorded(w, rank)) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return flush_remote(w, rank);
     }
     if (NBR_UNLIKELY(w->held_head)) /* calls the scheduler held (002 §4) are due now */
         nbr_sched_release(w, rank);

@@ -70,6 +70,14 @@ void nbr_tp_progress(void)
 #endif
 }
 
+void nbr_tp_poll_completions(void)
+{
+#if NBR_HAVE_UCX
+    if (nbr_ucx_on)
+        nbr_ucx_progress();
+#endif
+}
+
 long nbr_tp_outstanding(void)
 {
 #if NBR_HAVE_UCX

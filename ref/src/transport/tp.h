@@ -101,6 +101,9 @@ extern unsigned long nbr_tp_served; /* requests served, replies and completions 
 void nbr_tp_init(void);     /* MPI_Init */
 void nbr_tp_finalize(void); /* MPI_Finalize */
 void nbr_tp_progress(void); /* step 1 of the engine: every transport's completions and service */
+/* Only the completions of transports that complete operations without the am service (ucx's
+ * worker; am's service polls the MPI library): a wait's cheap first poll (sync.c). */
+void nbr_tp_poll_completions(void);
 /* One step of a wait inside a call issuing on w (am.c, ucx.c): nbr_wait_step with the call's
  * request context put aside, so another thread issuing meanwhile does not join it (tp.c). */
 void nbr_tp_call_wait_step(nbr_win_t *w, long *spins);
