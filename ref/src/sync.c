@@ -543,7 +543,7 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
      * outstanding. A put + flush to memory an origin maps (UCX-allocated, over shared memory)
      * completes at once and costs no engine sweep (the entry point already served other nodes
      * when no progress thread does). */
-    if (!req && NBR_UNLIKELY(w->nremote) && !w->held_head && nbr_flush_nothing_recorded(w, rank)) {
+    if (NBR_UNLIKELY(w->nremote) && !req && !w->held_head && nbr_flush_nothing_recorded(w, rank)) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         return flush_remote(w, rank);
     }
