@@ -17,7 +17,8 @@
  *     which peers were mapped is checked against the node layout; the same over the memory of
  *     an MPI_Win_allocate window, which across nodes must be node-shared where node peers are in
  *     the window (mapped, no CMA), UCX's (NBRMA_NET=ucx) or private where its rank is alone on
- *     its node, and which MPI_Free_mem refuses (MPI_ERR_BASE);
+ *     its node, and which MPI_Free_mem refuses (MPI_ERR_BASE); MPI_Win_shared_query gives the
+ *     memory of this node's ranks and NULL for other nodes';
  *   - growth and release with 1 MiB segments (nbr_mem_seg_order): 6 blocks of 512 KiB need 3
  *     segments or more; once freed one segment remains, its pages given back (resident bytes
  *     fall to what the remaining blocks hold);
@@ -159,6 +160,16 @@ static void window_case(const char *what, int64_t *mem, MPI_Aint bytes, int mapp
                               : w->priv_kind == NBR_PRIV_TP || w->priv_kind == NBR_PRIV_HEAP;
         MPI_Error_class(MPI_Free_mem(mem), &cls);
         kind_ok &= cls == MPI_ERR_BASE;
+        /* MPI_Win_shared_query: memory of this node's ranks (mine and my node peers'), none of
+         * other nodes' */
+        for (int r = 0; r < np; r++) {
+            MPI_Aint qsz = -1;
+            int qdu = -1;
+            void *qp = NULL;
+            int here = r == me || w->t[r].net == NBR_NET_SHM;
+            kind_ok &= MPI_Win_shared_query(win, r, &qsz, &qdu, &qp) == MPI_SUCCESS &&
+                       qsz == bytes && qdu == 8 && (qp != NULL) == here;
+        }
         if (!kind_ok)
             tap_diag("rank %d: MPI_Win_allocate memory of kind %d (nremote %d, node peers %d), "
                      "MPI_Free_mem of it: class %d", me, w->priv_kind, w->nremote, peers, cls);
