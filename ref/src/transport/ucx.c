@@ -1115,11 +1115,10 @@ static size_t ctl_len(const nbr_win_t *w)
 /* MPI_Win_allocate's memory for a rank alone on its node in a window spanning nodes (tp.h): UCX
  * allocates it (UCP_MEM_MAP_ALLOCATE; up to nbr_ucx_alloc_max windows at a time), so that its
  * shared-memory transports (posix, sysv) map it into the origins, which put, get and apply CPU
- * atomics on it directly; memory UCX did not
- * allocate they reach through active messages that this process's worker must serve (about
- * 17x slower for an 8-byte put + flush here: U1's _alloc series). nbr_ucx_win_setup packs its
- * key; teardown's unmap frees it. No node peer maps it (there is none), so nothing else needs
- * to reach it. */
+ * atomics on it directly; memory UCX did not allocate they reach through active messages that
+ * this process's worker must serve (about 17x slower for an 8-byte put + flush here: U1's _alloc
+ * series). nbr_ucx_win_setup packs its key; teardown's unmap frees it. No node peer maps it
+ * (there is none), so nothing else needs to reach it. */
 int nbr_ucx_alloc_max = 1024; /* live allocations per process (below; tests lower it) */
 static int ucx_allocs;
 
