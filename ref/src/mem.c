@@ -572,10 +572,10 @@ NBR_API int MPI_Free_mem(void *base)
  * it back. */
 void *nbr_mem_win_alloc(size_t size)
 {
-    if (!size || order_of(size) > MAX_ORDER)
+    if (!size)
         return NULL;
     pthread_mutex_lock(&mu);
-    void *p = shm_alloc(size, 64);
+    void *p = shm_alloc(size, 64); /* NULL beyond MAX_ORDER too */
     blk_t *b = p ? map_find((uintptr_t)p) : NULL;
     if (b)
         b->kind = B_WIN;
