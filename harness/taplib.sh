@@ -39,6 +39,15 @@ t_done() {
     echo "1..$_t_n"
     [ "$_t_fail" -eq 0 ]
 }
+# t_limit SECONDS — a limit for a step's own `timeout`, scaled as the test's watchdog is
+# (NBRMA_TIMEOUT_SCALE from run-test.sh: TIMEOUT_SCALE times the load per core, 1 to 8; 1 when
+# run by hand). A fixed inner limit turns a loaded machine's slowness into a failure that the
+# watchdog around it was scaled to forgive: CI under LOAD=1 at load 5.6 on 2 cores took
+# lock_loadstore under rmacheck past a fixed 240 s.
+t_limit() {
+    awk -v t="$1" -v s="${NBRMA_TIMEOUT_SCALE:-1}" 'BEGIN { if (s + 0 < 1) s = 1; l = t * s
+        printf "%d", (l == int(l)) ? l : int(l) + 1 }'
+}
 # mpirun_n N PROG ARGS... — launch under the test runner.
 mpirun_n() {
     _np=$1

@@ -16,10 +16,12 @@
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-cd "$top"
+cd "$top" && . harness/taplib.sh
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}"
 dir=suites/conformance/rmacheck/cases
 out=$BUILD/rmacheck-cases
+# Each case's limit: 120 s (a case takes about a second quiet) scaled as the watchdog is.
+limit=$(t_limit 120)
 rpn=""
 if [ "${1:-}" = --ranks-per-node ]; then
     case ${2:-} in
@@ -72,7 +74,7 @@ run_one() {
         return
     fi
     # shellcheck disable=SC2086
-    env ${caseenv:+"$caseenv"} $ompenv timeout -k 5 120 "$BUILD/bin/rmacheck" ${rpn:+--ranks-per-node "$rpn"} ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
+    env ${caseenv:+"$caseenv"} $ompenv timeout -k 5 "$limit" "$BUILD/bin/rmacheck" ${rpn:+--ranks-per-node "$rpn"} ${pre:+--preload "$pre"} --json "$out/$name.json" -- $TEST_RUNNER "$ranks" \
         "$out/$name" >"$out/$name.out" 2>&1
     rc=$?
     got=$(sed -n 's/^rmacheck: hazard \([a-z-]*\):.*/\1/p' "$out/$name.out" | sort -u | tr '\n' ' ')
@@ -86,6 +88,7 @@ run_one() {
     # 0 no hazard, 1 hazards, 3 no hazard but the program failed (judged below); 2 and 4 (rmacheck
     # could not check, was interrupted) are errors
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 3 ]; then
+        case $rc in 124 | 137) rc="$rc (timed out after $limit s: 120 s x ${NBRMA_TIMEOUT_SCALE:-1}, the watchdog's factor)" ;; esac
         echo "not ok $i - $name: rmacheck exited $rc"; sed 's/^/# /' "$out/$name.out" | tail -20
         echo "$kind $expect error" >"$out/$name.res"
         return

@@ -18,7 +18,7 @@
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-cd "$top"
+cd "$top" && . harness/taplib.sh
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}"
 # PROGRAM RANKS EXPECT[/rpnK] [ARGS]   (rpnK: run on virtual nodes of K ranks, see below)
 list="conformance/win_create 3 clean
@@ -42,7 +42,7 @@ conformance/acc_fetch 3 clean
 conformance/acc_char 3 clean
 conformance/atomics_cas 2 clean --narrow
 conformance/contention 4 clean
-conformance/lock_loadstore 2 clean
+conformance/lock_loadstore 2 clean --iters 1000
 conformance/rma_zero 2 clean
 conformance/sync_progress 3 clean
 conformance/nb_api 3 clean
@@ -107,6 +107,8 @@ openmpi conformance/win_disjoint the window-segment collision of Open MPI 4.1.4 
 fails="openmpi bin/d4_atomics Open MPI 4.1.4 osc/rdma segfaults in every 8-byte MPI_Compare_and_swap on an MPI_Win_allocate window (D4_cas/vendor in suites/patterns/known-failures)"
 n=$(echo "$list" | wc -l)
 echo "1..$n"
+# Each program's limit: 240 s (the slowest, quiet, take a few seconds) scaled as the watchdog is.
+limit=$(t_limit 240)
 i=0
 out=$BUILD/rmacheck-suites
 mkdir -p "$out"
@@ -139,7 +141,7 @@ echo "$list" | while read -r prog np expect args; do
         continue
     fi
     # shellcheck disable=SC2086
-    env $penv ${rpn:+NBRMA_RANKS_PER_NODE=$rpn} timeout -k 5 240 "$BUILD/bin/rmacheck" \
+    env $penv ${rpn:+NBRMA_RANKS_PER_NODE=$rpn} timeout -k 5 "$limit" "$BUILD/bin/rmacheck" \
         ${rpn:+--ranks-per-node $rpn} -- $TEST_RUNNER "$np" "$BUILD/$prog" $args \
         >"$out/$name.out" 2>&1 </dev/null
     rc=$?
@@ -161,7 +163,11 @@ echo "$list" | while read -r prog np expect args; do
     elif [ -n "$known" ]; then
         echo "ok $i - rmacheck $name: $expect (the program fails, a known vendor failure: $(echo "$known" | cut -c1-80))"
     else
-        echo "not ok $i - rmacheck $name: expected $expect, rmacheck exited $rc"
+        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+            echo "not ok $i - rmacheck $name: expected $expect, timed out after $limit s (240 s x ${NBRMA_TIMEOUT_SCALE:-1}, the watchdog's factor)"
+        else
+            echo "not ok $i - rmacheck $name: expected $expect, rmacheck exited $rc"
+        fi
         grep -A2 '^rmacheck' "$out/$name.out" | head -20 | sed 's/^/# /'
     fi
 done

@@ -7,7 +7,7 @@
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-cd "$top"
+cd "$top" && . harness/taplib.sh
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}"
 rc=$BUILD/bin/rmacheck
 prog=$BUILD/conformance/atomics_cas
@@ -39,7 +39,7 @@ bad "no rmacheck log" "a program that is not an MPI program" -- true
 
 # One rank cannot create its log: it says where and what to do; the run is not called clean.
 # shellcheck disable=SC2086
-timeout -k 5 60 "$rc" -- $TEST_RUNNER 1 "$prog" --narrow : -n 1 env RMACHECK_DIR="$tmp/unreachable" \
+timeout -k 5 "$(t_limit 60)" "$rc" -- $TEST_RUNNER 1 "$prog" --narrow : -n 1 env RMACHECK_DIR="$tmp/unreachable" \
     "$prog" --narrow >"$tmp/out" 2>&1 </dev/null
 st=$?
 if [ $st -eq 2 ] && grep -q "cannot create its log .*unreachable.*rmacheck --dir DIR" "$tmp/out"; then

@@ -6,7 +6,7 @@
 # Environment (set by check.sh): BUILD, TEST_RUNNER, MPI.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-cd "$top"
+cd "$top" && . harness/taplib.sh
 : "${MPI:=mpich}" "${BUILD:=build/$MPI}" "${TEST_RUNNER:=mpiexec.mpich -n}"
 rc=$BUILD/bin/rmacheck
 tmp=$(mktemp -d)
@@ -17,7 +17,7 @@ nok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/out" | tail -12
 echo "1..11"
 if ! "$BUILD/bin/rmacheck-cc" -g -O1 -o "$tmp/exitprog" suites/conformance/rmacheck/exitprog.c \
     >"$tmp/out" 2>&1; then
-    echo "Bail out! rmacheck-cc could not build exitprog.c"
+    echo "not ok 1 - rmacheck-cc could not build exitprog.c"
     cat "$tmp/out"
     exit 1
 fi
@@ -26,7 +26,7 @@ fi
 run() {
     mode=$1 want=$2 text=$3 what=$4
     # shellcheck disable=SC2086
-    timeout -k 5 120 "$rc" -- $TEST_RUNNER 2 "$tmp/exitprog" "$mode" >"$tmp/out" 2>&1 </dev/null
+    timeout -k 5 "$(t_limit 120)" "$rc" -- $TEST_RUNNER 2 "$tmp/exitprog" "$mode" >"$tmp/out" 2>&1 </dev/null
     st=$?
     if [ $st -eq "$want" ] && grep -q -- "$text" "$tmp/out"; then ok "$what: exit $want"
     else nok "$what: expected exit $want and '$text', got $st"; fi
@@ -38,6 +38,10 @@ run segv 3 "but the program failed" "a rank killed by SIGSEGV"
 run race 1 "^rmacheck: hazard rma-vs-local" "a race, program exits 0"
 run race-exit3 1 "^rmacheck: hazard rma-vs-local" "a race, program exits 3"
 
+# How long to wait (polls of 0.2 s) for the program to be ready, and for rmacheck to end after
+# the signal: 120 s and 80 s, scaled as the watchdog is.
+ready_polls=$(($(t_limit 120) * 5))
+end_s=$(t_limit 80)
 # SIG MODE EXPECTED-STATUS TEXT WHAT: rmacheck gets SIG once the program is in its endless sleep
 interrupt() {
     sig=$1 mode=$2 want=$3 text=$4 what=$5
@@ -47,7 +51,7 @@ interrupt() {
         </dev/null &
     pid=$!
     i=0
-    while [ ! -f "$tmp/ready" ] && [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
+    while [ ! -f "$tmp/ready" ] && [ $i -lt $ready_polls ] && kill -0 $pid 2>/dev/null; do
         sleep 0.2
         i=$((i + 1))
     done
@@ -55,14 +59,14 @@ interrupt() {
     kill -"$sig" $pid 2>/dev/null
     # the driver gives the launcher 20 s after the signal before it kills it
     i=0
-    while kill -0 $pid 2>/dev/null && [ $i -lt 400 ]; do
+    while kill -0 $pid 2>/dev/null && [ $i -lt $((end_s * 5)) ]; do
         sleep 0.2
         i=$((i + 1))
     done
     if kill -0 $pid 2>/dev/null; then
         kill -KILL $pid 2>/dev/null
         wait $pid
-        nok "$what: rmacheck still running 80 s after $sig"
+        nok "$what: rmacheck still running $end_s s after $sig"
         return
     fi
     wait $pid
@@ -99,7 +103,7 @@ EXITPROG_READY=$tmp/ready "$rc" -- $TEST_RUNNER 2 "$tmp/exitprog" race-hang >"$t
     </dev/null &
 pid=$!
 i=0
-while [ ! -f "$tmp/ready" ] && [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
+while [ ! -f "$tmp/ready" ] && [ $i -lt $ready_polls ] && kill -0 $pid 2>/dev/null; do
     sleep 0.2
     i=$((i + 1))
 done

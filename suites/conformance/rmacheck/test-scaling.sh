@@ -18,7 +18,7 @@ nok() { n=$((n + 1)); echo "not ok $n - $1"; }
 echo "1..5"
 if ! "$BUILD/bin/rmacheck-cc" -g -O2 -o "$tmp/scaling" suites/conformance/rmacheck/scaling.c \
     >"$tmp/build" 2>&1; then
-    echo "Bail out! rmacheck-cc could not build scaling.c"
+    echo "not ok 1 - rmacheck-cc could not build scaling.c"
     cat "$tmp/build"
     exit 1
 fi
