@@ -279,7 +279,8 @@ static nbr_kernel_fn *kernel_of(int o, int cls, int repr)
 
 static const op_facts_t *facts(MPI_Op op, MPI_Datatype basic)
 {
-    static _Thread_local op_facts_t memo;
+    /* initial-exec: no __tls_get_addr call per lookup */
+    static _Thread_local op_facts_t memo __attribute__((tls_model("initial-exec")));
     if (memo.valid && memo.op == op && memo.type == basic)
         return &memo;
     int cls = NBR_CLS_NONE, repr = NBR_R_NONE, o = op_index(op);

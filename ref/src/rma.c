@@ -318,18 +318,50 @@ static inline int issue_queues(const nbr_win_t *w)
     return w->issue_delayed && !w->replaying;
 }
 
+/* The same common case toward another node (paper 001 §2.4's fast path, carried to a transport):
+ * a contiguous predefined type on both sides, an open epoch, in bounds, a static window, eager
+ * issue. The data goes straight to the pair's transport (one UCP put or get over ucx), skipping
+ * the type table, the general argument checks and the walk: a quarter of the instructions of a
+ * put + flush across nodes (docs/ref-internals.md, "Fast paths"). Called inside the entry point
+ * (the big lock is held when a progress thread runs). Returns 1 when the transport took the call
+ * (its result in *rc), 0 to take the full path. */
+static inline __attribute__((always_inline)) int put_get_tp_fast(nbr_win_t *w, int write,
+                                                                 void *obuf, int ocount,
+                                                                 MPI_Datatype ot, int rank,
+                                                                 MPI_Aint disp, int tcount,
+                                                                 MPI_Datatype tt, int *rc)
+{
+    const nbr_dtype_t *d = pre_lookup(ot);
+    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size ||
+        (disp | ocount) < 0 || !w->nremote)
+        return 0;
+    nbr_target_t *t = &w->t[rank];
+    MPI_Aint off, n = (MPI_Aint)ocount * d->size;
+    if (!nbr_tp_remote(t) || n == 0 || __builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) ||
+        (uint64_t)off + (uint64_t)n > (uint64_t)t->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC ||
+        issue_queues(w) || !(w->all_direct || t->direct))
+        return 0;
+    w->epoch_ops += !w->replaying; /* may_access's count */
+    const nbr_tp_ops_t *tp = nbr_tp_table[t->net];
+    *rc = write ? tp->put(w, rank, off, obuf, (size_t)n) : tp->get(w, rank, off, obuf, (size_t)n);
+    return 1;
+}
+
 static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Datatype ot, int rank,
                    MPI_Aint disp, int tcount, MPI_Datatype tt, nbr_win_t *w)
 {
     if (NBR_LIKELY(put_get_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt)))
         return MPI_SUCCESS;
+    int rc;
+    if (put_get_tp_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt, &rc))
+        return rc;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (NBR_UNLIKELY(ocount < 0 || tcount < 0))
         return nbr_err(w, call, MPI_ERR_COUNT, "count %d is negative",
                        ocount < 0 ? ocount : tcount);
     const nbr_dtype_t *od, *td;
-    int rc = types(w, call, ot, tt, &od, &td);
+    rc = types(w, call, ot, tt, &od, &td);
     if (rc != MPI_SUCCESS)
         return rc;
     MPI_Aint lo, hi, off;
@@ -684,14 +716,36 @@ static int acc_prepare(nbr_win_t *w, const char *call, int ocount, MPI_Datatype 
     return target_check(w, call, rank, disp, lo, hi, off, defer);
 }
 
+/* acc_fast toward another node: accumulate_ops=same_op, a pair whose transport has its own
+ * atomics (ucx), an (op, type) they serve (op.c's one-instruction pairs, which are also the pairs
+ * the op is defined on), at most one accumulate piece. The same call of the transport's acc that
+ * acc_remote makes for such a pair (so all of an origin's accumulates to a location still go
+ * through one channel, MPI-3.1 §11.7.2), without the type table, the checks of acc_prepare and
+ * the walk: half the instructions of a fetch_and_op + flush across nodes. */
+static inline int acc_tp_fast(nbr_win_t *w, nbr_target_t *t, const nbr_dtype_t *d,
+                              const void *obuf, void *rbuf, int rank, MPI_Aint off, MPI_Aint n,
+                              MPI_Op op, int *rc)
+{
+    if (!w->acc_native || !nbr_tp_remote(t) || n == 0 || n > NBR_AM_PIECE - NBR_AM_PIECE % d->size ||
+        !(w->all_direct || t->direct))
+        return 0;
+    const nbr_tp_ops_t *tp = nbr_tp_table[t->net];
+    if (tp->acc == nbr_am_acc || !nbr_op_atomic_native(op, d->basic))
+        return 0;
+    w->epoch_ops += !w->replaying; /* may_access's count */
+    *rc = tp->acc(w, rank, off, op, d->basic, op == MPI_NO_OP ? NULL : obuf, rbuf, (size_t)n);
+    return 1;
+}
+
 /* The accumulate family's common case: the same contiguous predefined type on both sides, mapped
  * target memory, an open epoch, in bounds, an operation defined on the type. Still under the
  * target's accumulate lock, a chunk at a time (fetch and update of each chunk in one hold), so
  * it stays atomic element by element with every other accumulate call. `rbuf` receives
- * the old contents (Get_accumulate, Fetch_and_op) or is NULL. Returns 1 when done, 0 to take the
- * full path (which reports every error). */
+ * the old contents (Get_accumulate, Fetch_and_op) or is NULL. Returns 1 when done (*rc its
+ * result: a transport's error across nodes), 0 to take the full path (which reports every
+ * error). */
 static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count, MPI_Datatype type,
-                           int rank, MPI_Aint disp, MPI_Op op)
+                           int rank, MPI_Aint disp, MPI_Op op, int *rc)
 {
     const nbr_dtype_t *d = pre_lookup(type);
     if (!d || (unsigned)rank >= (unsigned)w->size || disp < 0 || count < 0 ||
@@ -700,9 +754,13 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
     nbr_target_t *t = &w->t[rank];
     nbr_kernel_fn *k = NULL;
     MPI_Aint off, n = (MPI_Aint)count * d->size;
-    if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
-        !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
-        (op == MPI_NO_OP && !rbuf))
+    *rc = MPI_SUCCESS;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) ||
+        (uint64_t)off + (uint64_t)n > (uint64_t)t->size || (op == MPI_NO_OP && !rbuf))
+        return 0;
+    if (!t->base)
+        return acc_tp_fast(w, t, d, obuf, rbuf, rank, off, n, op, rc);
+    if (!may_access(w, rank))
         return 0;
     unsigned char *p = t->base + off;
     /* accumulate_ops=same_op: an eligible pair at an aligned element, atomic instructions with
@@ -729,14 +787,15 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
 static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocount, MPI_Datatype ot,
                       int rank, MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
 {
-    if (ot == tt && ocount == tcount && acc_fast(w, obuf, NULL, ocount, ot, rank, disp, op))
-        return MPI_SUCCESS;
+    int rc;
+    if (ot == tt && ocount == tcount && acc_fast(w, obuf, NULL, ocount, ot, rank, disp, op, &rc))
+        return rc;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td;
     MPI_Aint off;
     int defer, nothing;
-    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off, &defer,
+    rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 0, &od, &td, &off, &defer,
                          &nothing);
     if (rc != MPI_SUCCESS || nothing)
         return rc;
@@ -764,9 +823,10 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                           MPI_Datatype ot, void *rbuf, int rcount, MPI_Datatype rt, int rank,
                           MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op)
 {
+    int rc;
     if (rt == tt && rcount == tcount && (op == MPI_NO_OP || (ot == tt && ocount == tcount)) &&
-        acc_fast(w, obuf, rbuf, tcount, tt, rank, disp, op))
-        return MPI_SUCCESS;
+        acc_fast(w, obuf, rbuf, tcount, tt, rank, disp, op, &rc))
+        return rc;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const nbr_dtype_t *od, *td, *rd;
@@ -784,8 +844,8 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
         ot = rt;
         ocount = rcount;
     }
-    int rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off, &defer,
-                         &nothing);
+    rc = acc_prepare(w, call, ocount, ot, rank, disp, tcount, tt, op, 1, &od, &td, &off, &defer,
+                     &nothing);
     if (rc != MPI_SUCCESS)
         return rc;
     if (nothing || rcount == 0 || rd->size == 0) /* no byte to combine or to fetch */
@@ -831,8 +891,9 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
 static int fetch_and_op(nbr_win_t *w, const char *call, const void *obuf, void *rbuf,
                         MPI_Datatype type, int rank, MPI_Aint disp, MPI_Op op)
 {
-    if (acc_fast(w, obuf, rbuf, 1, type, rank, disp, op))
-        return MPI_SUCCESS;
+    int rc;
+    if (acc_fast(w, obuf, rbuf, 1, type, rank, disp, op, &rc))
+        return rc;
     const nbr_dtype_t *d;
     if (nbr_dtype_get(type, &d) != MPI_SUCCESS || !d->predefined)
         return nbr_err(w, call, MPI_ERR_TYPE, "datatype must be predefined");

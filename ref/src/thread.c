@@ -10,6 +10,8 @@
  * another thread (or the progress thread, which must release our locks) out. Without threads
  * the lock costs one predictable branch. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,20 +30,53 @@
 int nbr_locking;
 int nbr_thread_level = MPI_THREAD_SINGLE;
 
-static pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
+/* The big lock is a futex word (Drepper, "Futexes Are Tricky", 2011, mutex 3): 0 free, 1 held,
+ * 2 held and someone may sleep on it. Taking a free lock is one compare-and-swap and letting it go
+ * one exchange, where pthread_mutex_lock/unlock cost ~110 instructions a pair: every entry point
+ * takes it once a progress thread runs (windows across nodes), so a put + flush across nodes paid
+ * ~220 for the lock alone. A waiter sleeps in the kernel (no spinning on an oversubscribed core);
+ * acquire/release ordering on the word is what ThreadSanitizer sees. */
+static int big;
 static _Thread_local int depth __attribute__((tls_model("initial-exec")));
+
+static void futex_op(int op, int val)
+{
+    /* WAKE returns how many it woke; EAGAIN (the word changed before WAIT slept) and EINTR just
+     * mean: look again */
+    if (syscall(SYS_futex, &big, op, val, NULL, NULL, 0) < 0 && errno != EAGAIN && errno != EINTR)
+        abort();
+}
+
+static void big_acquire(void)
+{
+    int c = 0;
+    if (NBR_LIKELY(__atomic_compare_exchange_n(&big, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        return;
+    if (c != 2)
+        c = __atomic_exchange_n(&big, 2, __ATOMIC_ACQUIRE);
+    while (c != 0) {
+        futex_op(FUTEX_WAIT_PRIVATE, 2);
+        c = __atomic_exchange_n(&big, 2, __ATOMIC_ACQUIRE);
+    }
+}
+
+static void big_drop(void)
+{
+    if (NBR_UNLIKELY(__atomic_exchange_n(&big, 0, __ATOMIC_RELEASE) == 2))
+        futex_op(FUTEX_WAKE_PRIVATE, 1);
+}
 
 void nbr_big_lock(void)
 {
-    if (depth++ == 0 && pthread_mutex_lock(&big) != 0)
-        abort();
+    if (depth++ == 0)
+        big_acquire();
 }
 
 void nbr_big_unlock(void)
 {
     /* depth 0: nbr_locking was switched on between this thread's NBR_ENTER and NBR_LEAVE */
-    if (depth > 0 && --depth == 0 && pthread_mutex_unlock(&big) != 0)
-        abort();
+    if (depth > 0 && --depth == 0)
+        big_drop();
 }
 
 int nbr_relax_mode;
@@ -101,8 +137,7 @@ int nbr_big_release(void)
     int d = depth;
     if (d) {
         depth = 0;
-        if (pthread_mutex_unlock(&big) != 0)
-            abort();
+        big_drop();
     }
     return d;
 }
@@ -110,8 +145,7 @@ int nbr_big_release(void)
 void nbr_big_reacquire(int d)
 {
     if (d) {
-        if (pthread_mutex_lock(&big) != 0)
-            abort();
+        big_acquire();
         depth = d;
     }
 }
