@@ -22,7 +22,15 @@
  *                      perfgate.py runs this on 1 and on 2 processes and gates the bytes per
  *                      window and the bytes per added peer (docs/experiments-f.md).
  *
- * One process, so that no peer's timing enters the counts. Every result is verified. */
+ *   fastpath xnode OP N  two processes, each its own node (run with NBRMA_RANKS_PER_NODE=1,
+ *                      NBRMA_NET=ucx): rank 0 does N (OP + MPI_Win_flush) toward rank 1 under
+ *                      lock_all on an MPI_Win_allocate window of 64 longs with
+ *                      accumulate_ops=same_op, OP one of put (8 bytes), get (8 bytes), fop
+ *                      (MPI_Fetch_and_op MPI_SUM on a long): the across-node fast paths of issue
+ *                      22 (docs/ref-internals.md, "Fast paths"). Only rank 0 runs under callgrind.
+ *
+ * One process (xnode: one measured process), so that no peer's timing enters the counts. Every
+ * result is verified. */
 #include <malloc.h>
 #include <mpi.h>
 #include <nbrma.h>
@@ -102,6 +110,52 @@ static int run_ops(long n)
     CHECK(MPI_Win_free(&win));
     if (!ok)
         fprintf(stderr, "fastpath: the operations did not arrive\n");
+    return ok ? 0 : 1;
+}
+
+/* OP + flush toward the other node, n times (rank 0); rank 1 checks what arrived. */
+static int run_xnode(const char *op, long n)
+{
+    int me, np, ok = 1;
+    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &np));
+    if (np != 2) {
+        if (me == 0)
+            fprintf(stderr, "fastpath: xnode runs on 2 processes, not %d\n", np);
+        return 2;
+    }
+    MPI_Info info;
+    CHECK(MPI_Info_create(&info));
+    CHECK(MPI_Info_set(info, "accumulate_ops", "same_op"));
+    long *base, v = 7, r = 0, got = -1;
+    MPI_Win win;
+    CHECK(MPI_Win_allocate(64 * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, &base, &win));
+    CHECK(MPI_Info_free(&info));
+    for (int i = 0; i < 64; i++)
+        base[i] = me == 1 ? 40 + i : 0;
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(MPI_Win_lock_all(0, win));
+    if (me == 0)
+        for (long i = 0; i < n; i++) {
+            if (op[0] == 'p')
+                CHECK(MPI_Put(&v, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win));
+            else if (op[0] == 'g')
+                CHECK(MPI_Get(&r, 1, MPI_LONG, 1, 1, 1, MPI_LONG, win));
+            else
+                CHECK(MPI_Fetch_and_op(&v, &r, MPI_LONG, 1, 2, MPI_SUM, win));
+            CHECK(MPI_Win_flush(1, win));
+        }
+    CHECK(MPI_Win_unlock_all(win));
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    /* what rank 1 holds (put, fop) or what rank 0 read (get), gathered at rank 0 */
+    long mine = op[0] == 'p' ? base[0] : op[0] == 'f' ? base[2] : r;
+    long want = op[0] == 'p' ? 7 : op[0] == 'f' ? 42 + 7 * n : 41;
+    CHECK(MPI_Reduce(&mine, &got, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+    if (me == 0 && got != want) {
+        fprintf(stderr, "fastpath: xnode %s: %ld arrived, %ld expected\n", op, got, want);
+        ok = 0;
+    }
+    CHECK(MPI_Win_free(&win));
     return ok ? 0 : 1;
 }
 
@@ -193,8 +247,16 @@ int main(int argc, char **argv)
             rc = run_ops(n);
     } else if (argc == 2 && strcmp(argv[1], "meta") == 0) {
         rc = run_meta();
+    } else if (argc == 4 && strcmp(argv[1], "xnode") == 0 &&
+               (!strcmp(argv[2], "put") || !strcmp(argv[2], "get") || !strcmp(argv[2], "fop"))) {
+        char *end;
+        long n = strtol(argv[3], &end, 10);
+        if (*end || n < 1 || n > 100000000)
+            fprintf(stderr, "fastpath: N must be 1 .. 1e8, not '%s'\n", argv[3]);
+        else
+            rc = run_xnode(argv[2], n);
     } else {
-        fprintf(stderr, "usage: fastpath ops N | fastpath meta\n");
+        fprintf(stderr, "usage: fastpath ops N | fastpath meta | fastpath xnode put|get|fop N\n");
     }
     MPI_Finalize();
     return rc;

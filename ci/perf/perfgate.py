@@ -8,6 +8,12 @@ Costs that do not depend on machine noise, measured on one process:
     callgrind: nbrma-fastpath runs twice with different call counts N1 < N2 and each
     operation's cost is the difference of its function's inclusive cost divided by N2 - N1
     (setup and first calls cancel out);
+  * instructions per (operation + MPI_Win_flush) across nodes over UCX (issue 22's fast paths:
+    xnode_put_flush, xnode_get_flush, xnode_fop_flush): nbrma-fastpath xnode on two processes,
+    each its own virtual node (NBRMA_RANKS_PER_NODE=1, NBRMA_NET=ucx, NBRMA_UCX_TLS=sm), rank 0
+    under callgrind, N1 and N2 iterations as above. The UCP calls are counted too: they are
+    part of the call, and the same UCX version's are deterministic. Needs a launcher; measured
+    only when libnbrma is built with UCX (the entries read "skipped" otherwise);
   * heap bytes one window of each flavour costs under the reference, the vendor window it keeps
     underneath included (glibc mallinfo2 around MPI_Win_create / _allocate / _create_dynamic);
   * the window metadata of each flavour as MPIX_Win_get_stats counts it (paper 004's F3, exact),
@@ -53,6 +59,12 @@ OPS = {
                                        "MPI_Waitall"), 1, "instr"),
 }
 FLAVOURS = ("create", "allocate", "dynamic")
+# xnode metric -> nbrma-fastpath xnode OP, and the entry points one iteration calls once each
+XNODE = {"xnode_put_flush": ("put", ("MPI_Put", "MPI_Win_flush")),
+         "xnode_get_flush": ("get", ("MPI_Get", "MPI_Win_flush")),
+         "xnode_fop_flush": ("fop", ("MPI_Fetch_and_op", "MPI_Win_flush"))}
+XNODE_ENV = {"NBRMA_IMPL": "ref", "NBRMA_RANKS_PER_NODE": "1", "NBRMA_NET": "ucx",
+             "NBRMA_UCX_TLS": "sm"}
 # Default tolerances: a few instructions or 5 %, whichever is larger; heap bytes 64 B or 5 %.
 TOL = {"instr": (5, 0.05), "bytes": (64, 0.05), "meta": (0, 0.0)}
 
@@ -166,12 +178,67 @@ def measure(fastpath, runner):
         per = (stats[(f, 4)] - stats[(f, 2)]) / 2.0
         res["metadata_base_%s" % f] = {"value": stats[(f, 2)] - 2 * per, "unit": "meta"}
         res["metadata_per_peer_%s" % f] = {"value": per, "unit": "meta"}
+    res.update(measure_xnode(fastpath, runner))
+    return res
+
+
+def has_ucx(fastpath):
+    """Whether the libnbrma that fastpath runs on links UCX (ldd lists libucp)."""
+    p = subprocess.run(["ldd", fastpath], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    return p.returncode == 0 and "libucp.so" in p.stdout
+
+
+def measure_xnode(fastpath, runner):
+    """The XNODE metrics: rank 0 of nbrma-fastpath xnode under callgrind, N1 and N2 iterations."""
+    if not runner:
+        raise GateError("the across-node fast paths need a launcher taking a rank count "
+                        "(--runner 'mpiexec -n', or TEST_RUNNER)")
+    res = {}
+    if not has_ucx(fastpath):
+        for metric in XNODE:
+            res[metric] = {"value": None, "unit": "instr", "skip": "libnbrma built without UCX"}
+        return res
+    launch = shlex.split(runner)
+    env = dict(os.environ, **XNODE_ENV)
+    with tempfile.TemporaryDirectory() as tmp:
+        for metric, (op, fns) in XNODE.items():
+            procs = []
+            for n in (N1, N2):  # both counts at once, as above
+                cg = os.path.join(tmp, "cg.%s.%d" % (op, n))
+                # MPMD: rank 0 under valgrind, rank 1 not; the launcher's rank-count option
+                # (its last word: -n, -np) again for the second part
+                cmd = launch + ["1", "valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
+                                fastpath, "xnode", op, str(n), ":", launch[-1], "1", fastpath,
+                                "xnode", op, str(n)]
+                procs.append((cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                        stderr=subprocess.STDOUT, text=True,
+                                                        env=env)))
+            costs = []
+            for cmd, cg, p in procs:
+                out = p.communicate()[0]
+                if p.returncode != 0:
+                    raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
+                                                                    out[-2000:]))
+                costs.append(inclusive_costs(cg, "libnbrma"))
+                ucp = inclusive_costs(cg, "libucp")
+                if not any(k.startswith("ucp_") for k in ucp):
+                    raise GateError("rank 0 of '%s' made no UCP call: the pair did not go over "
+                                    "UCX (NBRMA_NET=ucx)" % " ".join(cmd))
+            missing = [f for f in fns if f not in costs[0] or f not in costs[1]]
+            if missing:
+                raise GateError("callgrind shows no %s in libnbrma across nodes"
+                                % ", ".join(missing))
+            d = sum(costs[1][f] - costs[0][f] for f in fns)
+            res[metric] = {"value": round(d / (N2 - N1), 1), "unit": "instr"}
     return res
 
 
 def with_tolerances(measured, mpi, command):
     entries = {}
     for k, e in measured.items():
+        if e.get("skip"):  # not measured on this build: no baseline value for it
+            continue
         a, r = TOL[e["unit"]]
         entries[k] = {"value": e["value"], "unit": e["unit"], "abs_tol": a, "rel_tol": r}
     return {"mpi": mpi, "generated": datetime.datetime.now(datetime.timezone.utc)
@@ -190,6 +257,9 @@ def compare(baseline, measured, out=sys.stdout):
     for k, b in baseline["entries"].items():
         tol = max(b.get("abs_tol", 0), b.get("rel_tol", 0) * abs(b["value"]))
         m = measured.get(k)
+        if m is not None and m.get("skip"):
+            rows.append((k, b["unit"], b["value"], "-", "-", "-", "skipped: " + m["skip"]))
+            continue
         if m is None:
             rows.append((k, b["unit"], b["value"], b["value"] + tol, "-", "-", "MISSING"))
             worse += 1
@@ -205,7 +275,7 @@ def compare(baseline, measured, out=sys.stdout):
             verdict = "ok"
         rows.append((k, b["unit"], b["value"], round(b["value"] + tol, 1), v, change, verdict))
     for k in measured:
-        if k not in baseline["entries"]:
+        if k not in baseline["entries"] and not measured[k].get("skip"):
             rows.append((k, measured[k]["unit"], "-", "-", measured[k]["value"], "-",
                          "new: not in the baseline"))
     head = ("metric", "unit", "baseline", "allowed", "measured", "change", "verdict")

@@ -137,6 +137,7 @@ typedef struct {
 typedef struct {
     _Alignas(NBR_CACHELINE) uint64_t inc;
     uint64_t freed;
+    void *tp_mem; /* a block the transport allocated (nbr_tp_ctl_alloc): its handle; else NULL */
 } nbr_ctl_hdr_t;
 static inline nbr_ctl_hdr_t *nbr_ctl_hdr(nbr_ctl_t *c)
 {
@@ -383,6 +384,8 @@ typedef struct nbr_target {
 enum { NBR_NC_AUTO = 0, NBR_NC_BLOCKS, NBR_NC_PACKED }; /* nbr_win_t.noncontig */
 /* nbr_win_t.priv_kind: MPI_Win_allocate's memory in a window that spans nodes (win.c) */
 enum { NBR_PRIV_NONE = 0, NBR_PRIV_HEAP, NBR_PRIV_SHM, NBR_PRIV_TP };
+/* nbr_win_t.ctl_kind: where my control block came from (win.c) */
+enum { NBR_CTL_ARENA = 0, NBR_CTL_TP };
 enum { NBR_ORD_RAR = 1, NBR_ORD_RAW = 2, NBR_ORD_WAR = 4, NBR_ORD_WAW = 8, NBR_ORD_ALL = 15 };
 
 typedef struct nbr_win {
@@ -399,6 +402,7 @@ typedef struct nbr_win {
     MPI_Aint sched_bytes; /* its threshold as set, whether or not it applies (Win_get_info) */
     unsigned char cma;       /* peers reach my memory with CMA (create, dynamic) */
     unsigned char priv_kind; /* NBR_PRIV_*: where priv (below) came from */
+    unsigned char ctl_kind;  /* NBR_CTL_*: where ctl_block came from */
     int acc_native;  /* every rank said same_op and every eligible accumulate of the window can
                         use atomic instructions (op.c, rma.c; MPI-3.1 §11.2.1) */
     void *base;

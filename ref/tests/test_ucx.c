@@ -39,16 +39,20 @@ int main(int argc, char **argv)
     tap_plan(17);
     char *base;
     MPI_Win win;
-    unsigned long wa0 = nbr_ucx_stats.win_allocs;
+    unsigned long wa0 = nbr_ucx_stats.win_allocs, ca0 = nbr_ucx_stats.ctl_allocs;
     MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-    /* Alone on its node, a rank's MPI_Win_allocate memory is UCX's under ucx (UCX's shared-memory
-     * transports map it into the origin: no target CPU), private under am. */
+    /* Alone on its node, a rank's MPI_Win_allocate memory and its control block (lock words,
+     * notifications) are UCX's under ucx (UCX's shared-memory transports map them into the
+     * origin: no target CPU), private memory and an arena block under am. */
     const nbr_win_t *wobj = nbr_win_find(win);
     int kind = wobj ? wobj->priv_kind : -1, want = ucx ? NBR_PRIV_TP : NBR_PRIV_HEAP;
-    unsigned long wa = nbr_ucx_stats.win_allocs - wa0;
-    int kind_ok = kind == want && wa == (ucx ? 1ul : 0ul);
-    tap_ok(all_ok(kind_ok), "MPI_Win_allocate's memory is %s (kind %d, UCX allocations %lu)",
-           ucx ? "UCX's (UCP_MEM_MAP_ALLOCATE)" : "private", kind, wa);
+    int ckd = wobj ? wobj->ctl_kind : -1, cwant = ucx ? NBR_CTL_TP : NBR_CTL_ARENA;
+    unsigned long wa = nbr_ucx_stats.win_allocs - wa0, ca = nbr_ucx_stats.ctl_allocs - ca0;
+    int kind_ok = kind == want && wa == (ucx ? 1ul : 0ul) && ckd == cwant && ca == wa;
+    tap_ok(all_ok(kind_ok),
+           "MPI_Win_allocate's memory and control block are %s (kinds %d, %d; UCX allocations "
+           "%lu, %lu)",
+           ucx ? "UCX's (UCP_MEM_MAP_ALLOCATE)" : "private and the arena's", kind, ckd, wa, ca);
     memset(base, 0, BYTES);
     char *src = malloc(BYTES), *back = malloc(BYTES);
     for (int i = 0; i < BYTES; i++)
@@ -223,15 +227,16 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Info_free(&info);
 
-    /* Past the cap of live UCX-allocated windows (lowered here to the one open) the next
-     * window's memory is private and registered, and its data still goes through UCX. */
+    /* Past the cap of live UCX allocations (lowered here below the two the open window holds)
+     * the next window's memory is private and registered, its control block the arena's, and
+     * its data and lock words still go through UCX. */
     int cap = nbr_ucx_alloc_max;
     nbr_ucx_alloc_max = 1;
     char *cb;
     MPI_Win cw;
     MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &cb, &cw);
     const nbr_win_t *cwo = nbr_win_find(cw);
-    int ckind = cwo ? cwo->priv_kind : -1;
+    int ckind = cwo ? cwo->priv_kind : -1, cctl = cwo ? cwo->ctl_kind : -1;
     unsigned long cput0 = nbr_ucx_stats.bytes_put;
     int cdata = 1;
     if (me == 0) {
@@ -247,9 +252,10 @@ int main(int argc, char **argv)
     }
     MPI_Win_free(&cw);
     nbr_ucx_alloc_max = cap;
-    tap_ok(all_ok(ckind == NBR_PRIV_HEAP && cdata),
-           "past the cap of UCX-allocated windows: private memory (kind %d), data %s", ckind,
-           cdata ? "right" : "wrong or not through UCX");
+    tap_ok(all_ok(ckind == NBR_PRIV_HEAP && cctl == NBR_CTL_ARENA && cdata),
+           "past the cap of UCX allocations: private memory and an arena control block (kinds "
+           "%d, %d), data and locks %s",
+           ckind, cctl, cdata ? "right" : "wrong or not through UCX");
     MPI_Win_free(&win);
     free(src), free(back);
     int rc = tap_done();

@@ -29,6 +29,8 @@ void nbr_ucx_win_teardown(nbr_win_t *w);
 int nbr_ucx_attach(nbr_win_t *w, void *base, MPI_Aint size);
 void nbr_ucx_detach(nbr_win_t *w, const void *base);
 void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size);
+void *nbr_ucx_ctl_alloc(size_t size);
+void nbr_ucx_ctl_free(void *block);
 #endif
 
 void nbr_tp_init(void)
@@ -137,6 +139,26 @@ void *nbr_tp_win_alloc(nbr_win_t *w, size_t size)
 #endif
     (void)w, (void)size;
     return NULL;
+}
+
+void *nbr_tp_ctl_alloc(nbr_win_t *w, size_t size)
+{
+#if NBR_HAVE_UCX
+    char why[8];
+    if (w->nremote && nbr_tp_net_select(nbr_cfg.NET, why, sizeof why) != NBR_NET_AM)
+        return nbr_ucx_ctl_alloc(size);
+#endif
+    (void)w, (void)size;
+    return NULL;
+}
+
+void nbr_tp_ctl_free(void *block)
+{
+#if NBR_HAVE_UCX
+    nbr_ucx_ctl_free(block);
+#else
+    (void)block;
+#endif
 }
 
 void nbr_tp_win_teardown(nbr_win_t *w)

@@ -177,6 +177,14 @@ int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n)
  * cannot allocate: the caller falls back to private memory. */
 void *nbr_tp_win_alloc(nbr_win_t *w, size_t size);
 extern int nbr_ucx_alloc_max; /* at most this many live at a time (ucx.c; 1024) */
+/* The control block of a rank alone on its node in a window spanning nodes (win.c): allocated by
+ * the transport likewise (zeroed, with its header line), so that the other nodes' lock words,
+ * notifications and counters land on it without this process's CPU (UCX over shared memory maps
+ * it; RDMA registers it once). NULL when the pairs will not go through UCX or UCX cannot
+ * allocate (the cap above counts these too): the caller takes an arena block.
+ * nbr_tp_ctl_free gives it back after the transport's teardown. */
+void *nbr_tp_ctl_alloc(nbr_win_t *w, size_t size);
+void nbr_tp_ctl_free(void *block);
 void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
 /* Dynamic windows: a region attached / detached (UCX registers it). */
 int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size);
@@ -195,6 +203,7 @@ typedef struct {
     unsigned long acc_locked, bytes_locked; /* NBRMA_ACC=hw: accumulate pieces carried out with
                                                004's lock + get + put protocol, their bytes */
     unsigned long win_allocs; /* MPI_Win_allocate memory UCX allocated (nbr_tp_win_alloc) */
+    unsigned long ctl_allocs; /* control blocks UCX allocated (nbr_tp_ctl_alloc) */
 } nbr_ucx_stats_t;
 /* A wait on a node's accumulate lock lets the UCX worker progress (ucx.c; nothing when UCX is
  * off): over TCP a remote holder's get, put and release need this process's worker. */
@@ -321,8 +330,14 @@ static inline int nbr_tp_quiet(nbr_win_t *w, int r)
     if ((r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
                             : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) == 0)
         return 1;
-    if (NBR_UNLIKELY(w->unordered))
+    if (NBR_UNLIKELY(w->unordered)) {
         nbr_tp_flush(w, r);
+        /* A flush of memory the origin maps (UCX over shared memory) completes in its call:
+         * asked again, the window is quiet now, and the caller's poll of the transport (a
+         * worker progress: ~150 instructions) is not needed. */
+        return (r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
+                                   : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) == 0;
+    }
     return 0;
 }
 

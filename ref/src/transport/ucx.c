@@ -83,6 +83,8 @@ typedef struct {
     long unflushed;   /* puts and non-fetching atomics since the last flush started */
     long notes;       /* notifications since then (not in tp_out: nbr_ucx_settled) */
     int dirty;        /* on the window's dirty list */
+    int rank;         /* the pair's target (the plain put/get callbacks' user data is the pair) */
+    nbr_win_t *w;
     uint64_t sent[4]; /* notifications: the last value sent per slot (NBR_NS_*) */
     uint64_t guess[3]; /* the last value seen of each control word (the CSWAP loop's guess) */
     long acc_since;    /* accumulate atomics issued since the last ucp_worker_fence (ucx_acc) */
@@ -377,6 +379,68 @@ static int where(nbr_win_t *w, int r, MPI_Aint off, size_t len, uint64_t *ra, uc
 
 /* ---- the origin's operations ----------------------------------------------------------------- */
 
+/* A put or get that no request waits for needs no operation object: UCP completes most in
+ * their call (NULL: a short put's bytes are on their way, its remote completion is the flush's;
+ * over memory the origin maps a get's bytes have landed), and one it returns in flight has its
+ * pair as user data, for the callback's accounting. Saves an object's set-up and its completion
+ * (~200 instructions of a put + flush across nodes). */
+static void cb_put_plain(void *request, ucs_status_t st, void *user)
+{
+    ucx_pair_t *p = user;
+    ucp_request_free(request);
+    outstanding--;
+    if (st != UCS_OK)
+        note_error(p->w, p->rank, "a put or non-fetching atomic", st);
+}
+
+/* A get or a fetching atomic: it counts in tp_out until its bytes are here. */
+static void cb_get_plain(void *request, ucs_status_t st, void *user)
+{
+    ucx_pair_t *p = user;
+    ucp_request_free(request);
+    outstanding--;
+    if (st != UCS_OK)
+        note_error(p->w, p->rank, "a get or fetching atomic", st);
+    tp_out_add(p->w, p->rank, -1);
+}
+
+/* What UCP returned for a plain operation (fetch: a get or fetching atomic). */
+static int plain_launched(nbr_win_t *w, int r, ucs_status_ptr_t s, int fetch, const char *what)
+{
+    if (s == NULL)
+        return MPI_SUCCESS;
+    if (UCS_PTR_IS_ERR(s)) {
+        note_error(w, r, what, UCS_PTR_STATUS(s));
+        return status_class(UCS_PTR_STATUS(s));
+    }
+    outstanding++; /* its callback runs inside a later progress, never before this */
+    if (fetch)
+        tp_out_add(w, r, 1);
+    return MPI_SUCCESS;
+}
+
+static int xfer_plain(nbr_win_t *w, int r, uint64_t ra, ucp_rkey_h key, char *buf, size_t n,
+                      int write)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                               UCP_OP_ATTR_FIELD_USER_DATA,
+                               .cb.send = write ? cb_put_plain : cb_get_plain,
+                               .user_data = p};
+    ucs_status_ptr_t s;
+    if (write) {
+        pair_dirty(w, r);
+        nbr_ucx_stats.puts++;
+        nbr_ucx_stats.bytes_put += n;
+        s = ucp_put_nbx(p->ep, buf, n, ra, key, &prm);
+    } else {
+        nbr_ucx_stats.gets++;
+        nbr_ucx_stats.bytes_got += n;
+        s = ucp_get_nbx(p->ep, buf, n, ra, key, &prm);
+    }
+    return plain_launched(w, r, s, !write, write ? "a put" : "a get");
+}
+
 static int xfer(nbr_win_t *w, int r, MPI_Aint off, char *buf, size_t len, int write)
 {
     while (len > 0) {
@@ -388,6 +452,15 @@ static int xfer(nbr_win_t *w, int r, MPI_Aint off, char *buf, size_t len, int wr
             return nbr_err(w, "libnbrma (ucx)", rc,
                            "no registered memory of rank %d holds %zu bytes at %#lx", r, len,
                            (unsigned long)off);
+        if (!w->op_req && (!w->want_req || w->replaying)) {
+            if ((rc = xfer_plain(w, r, ra, key, buf, n, write)) != MPI_SUCCESS)
+                return nbr_err(w, "libnbrma (ucx)", rc, "a %s of %zu bytes %s rank %d failed",
+                               write ? "put" : "get", n, write ? "to" : "from", r);
+            off += (MPI_Aint)n;
+            buf += n;
+            len -= n;
+            continue;
+        }
         ucx_op_t *o = op_new(w, r, write ? OP_PUT : OP_GET, write ? ACCT_NONE : ACCT_OUT);
         if (!o)
             return nbr_err(w, "libnbrma (ucx)", MPI_ERR_NO_MEM, "out of memory for a transfer");
@@ -539,6 +612,32 @@ static int acc_issue(nbr_win_t *w, int r, ucp_atomic_op_t uop, int s, const void
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     int fetch = res || uop == UCP_ATOMIC_OP_SWAP || uop == UCP_ATOMIC_OP_CSWAP;
+    /* Plain (as xfer_plain): no request waits for it, and its result (if any) can land in the
+     * caller's buffer directly; the operand is the caller's, which MPI keeps unchanged until the
+     * operation completes at the origin (MPI-3.1 §11.3.4). A SWAP without a result buffer and a
+     * compare-and-swap take an object (it holds the reply or the compare value). */
+    if (!w->op_req && (!w->want_req || w->replaying) && operand && !swap &&
+        uop != UCP_ATOMIC_OP_CSWAP && (res || !fetch)) {
+        ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                                   UCP_OP_ATTR_FIELD_USER_DATA |
+                                                   UCP_OP_ATTR_FIELD_DATATYPE,
+                                   .cb.send = fetch ? cb_get_plain : cb_put_plain,
+                                   .user_data = p,
+                                   .datatype = ucp_dt_make_contig((size_t)s)};
+        if (fetch) {
+            prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            prm.reply_buffer = res;
+        } else {
+            pair_dirty(w, r);
+        }
+        nbr_ucx_stats.accs++;
+        nbr_ucx_stats.bytes_acc += (unsigned long)s;
+        int rc = plain_launched(w, r, ucp_atomic_op_nbx(p->ep, uop, operand, 1, ra, p->wkey, &prm),
+                                fetch, "an accumulate atomic");
+        if (rc != MPI_SUCCESS)
+            return nbr_err(w, "libnbrma (ucx)", rc, "an accumulate atomic toward rank %d failed", r);
+        return MPI_SUCCESS;
+    }
     ucx_op_t *o = op_new(w, r, OP_ACC, fetch ? ACCT_OUT : ACCT_NONE);
     if (!o)
         return nbr_err(w, "libnbrma (ucx)", MPI_ERR_NO_MEM, "out of memory for an atomic");
@@ -591,9 +690,10 @@ static void acc_order(nbr_win_t *w, int r, long n)
  * atomics, and UCX_ATOMIC_MODE=cpu makes UCP's atomics CPU atomics (the header), so every path
  * of every origin still holds one lock per location — MPI-3.1 §11.7.1's atomicity whatever the
  * mix of settings. A ticket is a fetching 32-bit ADD on acc_next; the origin then reads
- * acc_serving (a fetching ADD of 0) until its ticket is served. The put is ordered before the
- * release by ucp_worker_fence, and the release counts as an unflushed operation of the pair, so
- * the epoch's flush or closing call completes both. The call waits for its atomics and its get
+ * acc_serving (a fetching ADD of 0) until its ticket is served. The put is complete at the target
+ * before the release goes (an endpoint flush, hw_complete: the lock word and the data may take
+ * different lanes, which a worker fence does not order), and the release counts as an unflushed
+ * operation of the pair, so the epoch's flush or closing call completes it. The call waits for its atomics and its get
  * (the computation needs the data), progressing the worker — and nothing else: it serves no am
  * request (one could be an accumulate that waits for this rank's own accumulate lock while this
  * call holds a place in another rank's queue: 4 ranks deadlocked so in acc_ops), and it keeps
@@ -647,6 +747,17 @@ static ucs_status_t hw_wait(ucs_status_ptr_t s)
             hw_relax(&spins);
     ucp_request_free(s);
     return st;
+}
+
+/* Everything this origin issued toward r complete at r, waited for. Not ucp_worker_fence: the
+ * lock words and the data may travel different lanes — a control block UCX allocated is mapped
+ * (its atomics are the origin's CPU atomics), window memory it did not allocate is reached with
+ * messages its worker serves — and a fence did not order a put on one before the release on the
+ * other (acc_same_op under NBRMA_ACC=hw lost unaligned SUMs so, 1 run in 5). */
+static ucs_status_t hw_complete(nbr_win_t *w, int r)
+{
+    const ucp_request_param_t plain = {.op_attr_mask = 0};
+    return hw_wait(ucp_ep_flush_nbx(((ucx_win_t *)w->tp)->pair[r].ep, &plain));
 }
 
 /* A fetching 32-bit atomic on the target's control block, waited for. */
@@ -756,9 +867,9 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
                              r, len, (unsigned long)off);
     }
     if (p->unflushed) { /* this origin's earlier atomics toward r take effect first */
-        ucs_status_t fs = ucp_worker_fence(worker);
+        ucs_status_t fs = hw_complete(w, r);
         if (fs != UCS_OK)
-            note_error(w, r, "a fence", fs);
+            note_error(w, r, "a flush", fs);
     }
     uint32_t ticket = 0, serving = 0;
     ucs_status_t st = hw_amo32(w, r, UCP_ATOMIC_OP_ADD, 1, offsetof(nbr_ctl_t, acc_next), &ticket);
@@ -799,9 +910,9 @@ static int hw_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype bas
     if (st == UCS_OK && write) {
         st = hw_move(w, r, seg, nseg, buf, 1);
         what = "putting the result under the accumulate lock";
-        ucs_status_t fs = st == UCS_OK ? ucp_worker_fence(worker) : UCS_OK;
+        ucs_status_t fs = st == UCS_OK ? hw_complete(w, r) : UCS_OK;
         if (fs != UCS_OK)
-            st = fs, what = "a fence before the lock's release";
+            st = fs, what = "completing the put before the lock's release";
     }
     /* Released whatever happened once the ticket was served: a lock left held would stop every
      * accumulate to rank r for good. */
@@ -940,16 +1051,30 @@ static void flush_pair(nbr_win_t *w, int r)
     ucx_pair_t *p = &uw->pair[r];
     if (!p->unflushed && !p->notes)
         return;
-    ucx_op_t *o = op_new(w, r, OP_FLUSH, ACCT_FLUSH);
-    if (!o)
+    /* The flush's object is set up by hand (no request, no cell) and goes straight back when
+     * the flush completes in its call, as it does toward memory the origin maps. */
+    ucx_op_t *o = op_free;
+    if (o)
+        op_free = o->next;
+    else if (!(o = malloc(sizeof *o)))
         return; /* tried again at the next poll */
-    o->n = p->unflushed;
-    o->notes = p->notes;
-    uw->notes_flushing += p->notes;
+    long n = p->unflushed, notes = p->notes;
+    o->kind = OP_FLUSH, o->w = w, o->rank = r, o->acct = ACCT_FLUSH;
+    o->req = NULL, o->cell = NULL, o->n = n, o->notes = notes;
+    uw->notes_flushing += notes;
     p->unflushed = p->notes = 0;
     nbr_ucx_stats.flushes++;
     ucp_request_param_t prm = send_param(o);
-    (void)launched(o, ucp_ep_flush_nbx(p->ep, &prm));
+    ucs_status_ptr_t s = ucp_ep_flush_nbx(p->ep, &prm);
+    if (s == NULL) {
+        tp_out_add(w, r, -n);
+        uw->notes_flushing -= notes;
+        o->next = op_free;
+        op_free = o;
+        return;
+    }
+    outstanding++; /* as op_new would have: op_done releases it */
+    (void)launched(o, s);
 }
 
 static void ucx_flush(nbr_win_t *w, int r)
@@ -1122,16 +1247,15 @@ static size_t ctl_len(const nbr_win_t *w)
 int nbr_ucx_alloc_max = 1024; /* live allocations per process (below; tests lower it) */
 static int ucx_allocs;
 
-void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size)
+/* size bytes UCX allocates (UCP_MEM_MAP_ALLOCATE), zeroed, counted against the cap; NULL when
+ * it cannot. Each allocation is a kernel object of UCX's shared-memory transports (a SysV
+ * segment, of which a machine has 4096 by default, or a POSIX one holding a file descriptor):
+ * past nbr_ucx_alloc_max live ones the callers fall back (window memory: private and registered,
+ * as for MPI_Win_create, reached through the target's worker over shared memory; control
+ * blocks: the arena's, likewise). */
+static void *ucx_alloc(size_t size, ucp_mem_h *mem)
 {
-    /* Each allocation is a kernel object of UCX's shared-memory transports (a SysV segment, of
-     * which a machine has 4096 by default, or a POSIX one holding a file descriptor): past
-     * nbr_ucx_alloc_max live windows the memory is private and registered, as for MPI_Win_create
-     * (correct, reached through the target's worker over shared memory). */
-    if (!size || w->tp || ucx_allocs >= nbr_ucx_alloc_max || !ucx_start())
-        return NULL;
-    ucx_win_t *uw = calloc(1, sizeof *uw);
-    if (!uw)
+    if (!size || ucx_allocs >= nbr_ucx_alloc_max || !ucx_start())
         return NULL;
     ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                                              UCP_MEM_MAP_PARAM_FIELD_LENGTH |
@@ -1140,21 +1264,52 @@ void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size)
                                .length = size,
                                .flags = UCP_MEM_MAP_ALLOCATE};
     ucp_mem_attr_t ma = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
-    if (ucp_mem_map(ctx, &mp, &uw->wmem) != UCS_OK) {
-        free(uw);
+    if (ucp_mem_map(ctx, &mp, mem) != UCS_OK)
+        return NULL;
+    if (ucp_mem_query(*mem, &ma) != UCS_OK || !ma.address || ma.length < size) {
+        ucp_mem_unmap(ctx, *mem);
         return NULL;
     }
-    if (ucp_mem_query(uw->wmem, &ma) != UCS_OK || !ma.address || ma.length < size) {
-        ucp_mem_unmap(ctx, uw->wmem);
+    ucx_allocs++;
+    memset(ma.address, 0, size); /* as every kind of MPI_Win_allocate memory here */
+    return ma.address;
+}
+
+void *nbr_ucx_win_alloc(nbr_win_t *w, size_t size)
+{
+    if (w->tp)
+        return NULL;
+    ucx_win_t *uw = calloc(1, sizeof *uw);
+    void *a = uw ? ucx_alloc(size, &uw->wmem) : NULL;
+    if (!a) {
         free(uw);
         return NULL;
     }
     uw->wmem_alloc = 1;
-    ucx_allocs++;
     w->tp = uw;
     nbr_ucx_stats.win_allocs++;
-    memset(ma.address, 0, size); /* as every kind of MPI_Win_allocate memory here */
-    return ma.address;
+    return a;
+}
+
+/* A control block (tp.h, nbr_tp_ctl_alloc): its UCP memory handle rides in its header line (the
+ * cache line before the block proper, which nobody else uses when no node peer maps it), so that
+ * it outlives the window's transport state, which teardown frees before win.c lets the block go. */
+void *nbr_ucx_ctl_alloc(size_t size)
+{
+    ucp_mem_h mem;
+    void *a = ucx_alloc(size, &mem);
+    if (!a)
+        return NULL;
+    ((nbr_ctl_hdr_t *)a)->tp_mem = mem;
+    nbr_ucx_stats.ctl_allocs++;
+    return a;
+}
+
+void nbr_ucx_ctl_free(void *block)
+{
+    ucp_mem_h mem = ((nbr_ctl_hdr_t *)block)->tp_mem;
+    if (mem && ucp_mem_unmap(ctx, mem) == UCS_OK)
+        ucx_allocs--;
 }
 
 int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t nwhy)
@@ -1165,7 +1320,11 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
     size_t wlen = 0, clen = 0;
     if (uw && (uw->pair = calloc((size_t)w->size, sizeof *uw->pair)) &&
         (uw->dirty = calloc((size_t)w->size, sizeof *uw->dirty)) && ucx_start()) {
-        int ok = mem_map(w->ctl, ctl_len(w), &uw->cmem, &cpk, &clen);
+        /* A control block UCX allocated (nbr_ucx_ctl_alloc) is keyed as it is; another one is
+         * registered here (and unmapped at teardown). */
+        ucp_mem_h cm = w->ctl_kind == NBR_CTL_TP ? nbr_ctl_hdr(w->ctl)->tp_mem : NULL;
+        int ok = cm ? ucp_rkey_pack(ctx, cm, &cpk, &clen) == UCS_OK
+                    : mem_map(w->ctl, ctl_len(w), &uw->cmem, &cpk, &clen);
         if (ok && uw->wmem)
             ok = ucp_rkey_pack(ctx, uw->wmem, &wpk, &wlen) == UCS_OK;
         else if (ok && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->bytes > 0)
@@ -1235,6 +1394,8 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
         memcpy(&c, all + at[r], sizeof c);
         const char *b = all + at[r] + sizeof c;
         ucx_pair_t *p = &uw->pair[r];
+        p->rank = r;
+        p->w = w;
         int ok = card.ok && c.ok && (p->ep = ep_to(t->wrank, b)) &&
                  ucp_ep_rkey_unpack(p->ep, b + c.alen + c.wlen, &p->ckey) == UCS_OK &&
                  (!c.wlen || ucp_ep_rkey_unpack(p->ep, b + c.alen, &p->wkey) == UCS_OK);
