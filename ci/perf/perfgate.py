@@ -119,6 +119,19 @@ def inclusive_costs(cgfile, lib):
     return costs
 
 
+def run_all(procs, env):
+    """Run the (command, callgrind file) pairs at once (the runs mostly wait on MPI start-up
+    under valgrind); each must succeed. Returns the pairs."""
+    started = [(cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True, env=env)) for cmd, cg in procs]
+    for cmd, cg, p in started:
+        out = p.communicate()[0]
+        if p.returncode != 0:
+            raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
+                                                            out[-2000:]))
+    return procs
+
+
 def measure(fastpath, runner):
     if not os.access(fastpath, os.X_OK):
         raise GateError("no executable %s: build it first (make MPI=...)" % fastpath)
@@ -133,17 +146,9 @@ def measure(fastpath, runner):
         procs = []
         for n in (N1, N2):
             cg = os.path.join(tmp, "cg.%d" % n)
-            cmd = launch + ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
-                            fastpath, "ops", str(n)]
-            procs.append((cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                                    stderr=subprocess.STDOUT, text=True, env=env)))
-        costs = []
-        for cmd, cg, p in procs:
-            out = p.communicate()[0]
-            if p.returncode != 0:
-                raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
-                                                                out[-2000:]))
-            costs.append(inclusive_costs(cg, "libnbrma"))
+            procs.append((launch + ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
+                                    fastpath, "ops", str(n)], cg))
+        costs = [inclusive_costs(cg, "libnbrma") for _, cg in run_all(procs, env)]
         for metric, (fns, per, unit) in OPS.items():
             missing = [f for f in fns if f not in costs[0] or f not in costs[1]]
             if missing:
@@ -208,18 +213,12 @@ def measure_xnode(fastpath, runner):
                 cg = os.path.join(tmp, "cg.%s.%d" % (op, n))
                 # MPMD: rank 0 under valgrind, rank 1 not; the launcher's rank-count option
                 # (its last word: -n, -np) again for the second part
-                cmd = launch + ["1", "valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
-                                fastpath, "xnode", op, str(n), ":", launch[-1], "1", fastpath,
-                                "xnode", op, str(n)]
-                procs.append((cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                                        stderr=subprocess.STDOUT, text=True,
-                                                        env=env)))
+                procs.append((launch + ["1", "valgrind", "--tool=callgrind",
+                                        "--callgrind-out-file=" + cg, fastpath, "xnode", op,
+                                        str(n), ":", launch[-1], "1", fastpath, "xnode", op,
+                                        str(n)], cg))
             costs = []
-            for cmd, cg, p in procs:
-                out = p.communicate()[0]
-                if p.returncode != 0:
-                    raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
-                                                                    out[-2000:]))
+            for cmd, cg in run_all(procs, env):
                 costs.append(inclusive_costs(cg, "libnbrma"))
                 ucp = inclusive_costs(cg, "libucp")
                 if not any(k.startswith("ucp_") for k in ucp):
