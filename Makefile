@@ -18,6 +18,7 @@
 #   make config [MPI=...]                   print MPICC, TEST_RUNNER, BUILD, RESULTS
 #   MPI=<any name> MPICC=... MPIEXEC=...    another MPI: build/<name>/, results/<name>/
 #   make format                             clang-format the C sources
+#   make clean-shm [DRY=1]                  remove /dev/shm objects of killed libnbrma processes
 
 .DEFAULT_GOAL := all
 include mk/config.mk
@@ -44,7 +45,7 @@ include ci/perf/module.mk
 include suites/conformance/rmacheck/module.mk
 include labs/module.mk
 
-.PHONY: all config deps labs lab-programs check bench summary plots compare models regress baseline perfgate perf-check install installcheck uninstall clean distclean format
+.PHONY: all config deps labs lab-programs check bench summary plots compare models regress baseline perfgate perf-check install installcheck uninstall clean distclean format clean-shm
 all: $(PATTERN_BINS) $(APP_BINS) $(TEST_BINS) $(CONF_BINS) $(NBRMA_LIB) $(REF_TEST_BINS) $(NBRMA_TOOLS) $(PERF_BIN) \
   $(RMACHECK_LIB) $(RMACHECK_TOOLS)
 
@@ -183,6 +184,7 @@ install: all
 	install -m 755 harness/nbrma-bench harness/nbrma-compare $(INSTDIR)/share/nbrma/harness/
 	install -m 644 harness/nbrma_results.py harness/nbrma_models.py $(INSTDIR)/share/nbrma/harness/
 	install -m 755 harness/nbrma-models $(INSTDIR)/share/nbrma/harness/
+	install -m 755 ref/tools/nbrma-clean-shm.sh $(INSTDIR)/libexec/nbrma/$(MPI)/nbrma-clean-shm
 	cat suites/patterns/benchlist suites/apps/benchlist >$(INSTDIR)/share/nbrma/benchlist
 	install -m 644 README.md docs/*.md $(INSTDIR)/share/doc/nbrma/
 
@@ -208,6 +210,10 @@ clean:
 	rm -rf $(BUILD)
 distclean:
 	rm -rf build results
+# The node-shared memory objects that libnbrma processes killed by a signal left in /dev/shm
+# (ref/tools/nbrma-clean-shm.sh; docs/ref.md): those of processes that are gone. DRY=1 lists.
+clean-shm:
+	sh ref/tools/nbrma-clean-shm.sh $(if $(filter 1,$(DRY)),--dry-run)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cc')
