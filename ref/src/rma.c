@@ -270,25 +270,38 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
     return rc;
 }
 
-/* The common case of paper 001 §2.4: a contiguous predefined type on both sides, mapped target
- * memory, an open epoch, in bounds. Returns 1 when it moved the data, 0 to take the full path
- * (which also reports every error). */
+/* What both put/get fast paths ask of a call: a contiguous predefined type, the same on both
+ * sides, a rank of the window, a non-negative displacement and count, a static window, in bounds.
+ * The target, with the call's byte offset and length; NULL to take the full path (which reports
+ * every error). */
+static inline __attribute__((always_inline)) nbr_target_t *
+fast_range(nbr_win_t *w, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, int tcount,
+           MPI_Datatype tt, MPI_Aint *off, MPI_Aint *n)
+{
+    const nbr_dtype_t *d = pre_lookup(ot);
+    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size ||
+        (disp | ocount) < 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return NULL;
+    nbr_target_t *t = &w->t[rank];
+    *n = (MPI_Aint)ocount * d->size;
+    /* nbr_range's check in two instructions: off and n are in [0, 2^63), so their unsigned sum
+     * cannot wrap. */
+    if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, off) ||
+        (uint64_t)*off + (uint64_t)*n > (uint64_t)t->size)
+        return NULL;
+    return t;
+}
+
+/* The common case of paper 001 §2.4: fast_range's, toward mapped target memory, in an open epoch.
+ * Returns 1 when it moved the data, 0 to take the full path. */
 static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int write, void *obuf,
                                                               int ocount, MPI_Datatype ot, int rank,
                                                               MPI_Aint disp, int tcount,
                                                               MPI_Datatype tt)
 {
-    const nbr_dtype_t *d = pre_lookup(ot);
-    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size ||
-        (disp | ocount) < 0)
-        return 0;
-    nbr_target_t *t = &w->t[rank];
-    MPI_Aint off, n = (MPI_Aint)ocount * d->size;
-    /* nbr_range's check in two instructions: off and n are in [0, 2^63), so their unsigned sum
-     * cannot wrap. */
-    if (__builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) || !t->base ||
-        !may_access(w, rank) || (uint64_t)off + (uint64_t)n > (uint64_t)t->size ||
-        w->flavor == MPI_WIN_FLAVOR_DYNAMIC || n >= w->sched_th)
+    MPI_Aint off, n;
+    nbr_target_t *t = fast_range(w, ocount, ot, rank, disp, tcount, tt, &off, &n);
+    if (!t || !t->base || n >= w->sched_th || !may_access(w, rank))
         return 0;
     write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
     return 1;
@@ -319,27 +332,21 @@ static inline int issue_queues(const nbr_win_t *w)
 }
 
 /* The same common case toward another node (paper 001 §2.4's fast path, carried to a transport):
- * a contiguous predefined type on both sides, an open epoch, in bounds, a static window, eager
- * issue. The data goes straight to the pair's transport (one UCP put or get over ucx), skipping
- * the type table, the general argument checks and the walk: a quarter of the instructions of a
- * put + flush across nodes (docs/ref-internals.md, "Fast paths"). Called inside the entry point
- * (the big lock is held when a progress thread runs). Returns 1 when the transport took the call
- * (its result in *rc), 0 to take the full path. */
+ * fast_range's, in an open epoch, with eager issue. The data goes straight to the pair's
+ * transport (one UCP put or get over ucx), skipping the type table, the general argument checks
+ * and the walk: a quarter of the instructions of a put + flush across nodes
+ * (docs/ref-internals.md, "Fast paths across nodes"). Called inside the entry point (the big lock
+ * is held when a progress thread runs). Returns 1 when the transport took the call (its result in
+ * *rc), 0 to take the full path. */
 static inline __attribute__((always_inline)) int put_get_tp_fast(nbr_win_t *w, int write,
                                                                  void *obuf, int ocount,
                                                                  MPI_Datatype ot, int rank,
                                                                  MPI_Aint disp, int tcount,
                                                                  MPI_Datatype tt, int *rc)
 {
-    const nbr_dtype_t *d = pre_lookup(ot);
-    if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size ||
-        (disp | ocount) < 0 || !w->nremote)
-        return 0;
-    nbr_target_t *t = &w->t[rank];
-    MPI_Aint off, n = (MPI_Aint)ocount * d->size;
-    if (!nbr_tp_remote(t) || n == 0 || __builtin_mul_overflow(disp, (MPI_Aint)t->disp_unit, &off) ||
-        (uint64_t)off + (uint64_t)n > (uint64_t)t->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC ||
-        issue_queues(w) || !(w->all_direct || t->direct))
+    MPI_Aint off, n;
+    nbr_target_t *t = fast_range(w, ocount, ot, rank, disp, tcount, tt, &off, &n);
+    if (!t || !nbr_tp_remote(t) || n == 0 || issue_queues(w) || !(w->all_direct || t->direct))
         return 0;
     w->epoch_ops += !w->replaying; /* may_access's count */
     const nbr_tp_ops_t *tp = nbr_tp_table[t->net];
@@ -353,7 +360,7 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
     if (NBR_LIKELY(put_get_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt)))
         return MPI_SUCCESS;
     int rc;
-    if (put_get_tp_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt, &rc))
+    if (w->nremote && put_get_tp_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt, &rc))
         return rc;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;

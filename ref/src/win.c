@@ -720,7 +720,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
      * the transport allocated, without my CPU (UCX over shared memory maps it into them: an
      * exclusive lock + unlock across nodes ~2 µs through my worker before). Issue 22. */
     if (rc == MPI_SUCCESS && w->nremote && w->size - w->nremote == 1 &&
-        (w->ctl_block = nbr_tp_ctl_alloc(w, w->ctl_size)))
+        (w->ctl_block = nbr_tp_ctl_alloc(w->ctl_size)))
         w->ctl_kind = NBR_CTL_TP;
     if (rc != MPI_SUCCESS || !info ||
         (!w->ctl_block && !(w->ctl_block = nbr_arena_alloc(w->ctl_size, &mine.ctl)))) {

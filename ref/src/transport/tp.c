@@ -130,25 +130,33 @@ int nbr_tp_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n)
     return MPI_SUCCESS;
 }
 
+#if NBR_HAVE_UCX
+/* Whether a window's pairs across nodes may go through UCX (NBRMA_NET is not am): then the
+ * memory they reach is worth UCX's allocation. */
+static int ucx_wanted(void)
+{
+    char why[8];
+    return nbr_tp_net_select(nbr_cfg.NET, why, sizeof why) != NBR_NET_AM;
+}
+#endif
+
 void *nbr_tp_win_alloc(nbr_win_t *w, size_t size)
 {
 #if NBR_HAVE_UCX
-    char why[8];
-    if (nbr_tp_net_select(nbr_cfg.NET, why, sizeof why) != NBR_NET_AM)
+    if (ucx_wanted())
         return nbr_ucx_win_alloc(w, size);
 #endif
     (void)w, (void)size;
     return NULL;
 }
 
-void *nbr_tp_ctl_alloc(nbr_win_t *w, size_t size)
+void *nbr_tp_ctl_alloc(size_t size)
 {
 #if NBR_HAVE_UCX
-    char why[8];
-    if (w->nremote && nbr_tp_net_select(nbr_cfg.NET, why, sizeof why) != NBR_NET_AM)
+    if (ucx_wanted())
         return nbr_ucx_ctl_alloc(size);
 #endif
-    (void)w, (void)size;
+    (void)size;
     return NULL;
 }
 

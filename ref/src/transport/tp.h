@@ -183,7 +183,7 @@ extern int nbr_ucx_alloc_max; /* at most this many live at a time (ucx.c; 1024) 
  * it; RDMA registers it once). NULL when the pairs will not go through UCX or UCX cannot
  * allocate (the cap above counts these too): the caller takes an arena block.
  * nbr_tp_ctl_free gives it back after the transport's teardown. */
-void *nbr_tp_ctl_alloc(nbr_win_t *w, size_t size);
+void *nbr_tp_ctl_alloc(size_t size);
 void nbr_tp_ctl_free(void *block);
 void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
 /* Dynamic windows: a region attached / detached (UCX registers it). */
@@ -325,18 +325,22 @@ static inline int nbr_tp_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_
 /* Nothing the window issued toward r (or anyone: NBR_FLUSH_ALL) is outstanding. When something
  * is and a transport completes operations only when asked (RDMA), ask it: every wait for
  * completion polls this. */
+static inline long nbr_tp_out(const nbr_win_t *w, int r) /* outstanding toward r, or all */
+{
+    return r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
+                              : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE);
+}
+
 static inline int nbr_tp_quiet(nbr_win_t *w, int r)
 {
-    if ((r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
-                            : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) == 0)
+    if (nbr_tp_out(w, r) == 0)
         return 1;
     if (NBR_UNLIKELY(w->unordered)) {
         nbr_tp_flush(w, r);
         /* A flush of memory the origin maps (UCX over shared memory) completes in its call:
          * asked again, the window is quiet now, and the caller's poll of the transport (a
          * worker progress: ~150 instructions) is not needed. */
-        return (r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
-                                   : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) == 0;
+        return nbr_tp_out(w, r) == 0;
     }
     return 0;
 }
