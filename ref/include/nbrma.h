@@ -105,8 +105,9 @@ typedef struct {
                                tables (capacity, now) */
     long long lock_word_bytes;  /* passive-target lock state at this rank as a target: the lock
                                    words (one cache line each) */
-    MPIX_Nbrma_gauge lock_queue; /* origins queued at this rank as a target (0 with the polling
-                                    lock: nothing waits at the target) */
+    MPIX_Nbrma_gauge lock_queue; /* the queued lock's nodes in this process (NBRMA_LOCK=queued:
+                                    one per target, where a waiting origin is linked and
+                                    granted; 0 with the polling lock, where nothing queues) */
     MPIX_Nbrma_gauge epochs;     /* epoch objects (allocated; recycled ones stay counted) and
                                     their PSCW groups */
     MPIX_Nbrma_gauge ops;        /* operation objects: RMA calls recorded (deferred epoch, held

@@ -166,6 +166,7 @@ static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
     q->posts = (nbr_source_t){.w = w, .kind = NBR_SRC_POSTS, .peer = r};
     q->dones = (nbr_source_t){.w = w, .kind = NBR_SRC_DONES, .peer = r};
     q->lock = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK, .peer = r};
+    q->handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = r};
     w->t[r].q = q;
     return q;
 }
@@ -822,7 +823,25 @@ static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
         return nbr_try_lock_shared(w, e->target, &e->cell);
     if (e->lock_phase == 0 && nbr_try_lock_global_excl(w, &e->cell))
         e->lock_phase = 1;
-    return e->lock_phase == 1 && nbr_try_lock_writer(w, e->target, &e->cell);
+    if (e->lock_phase != 1)
+        return 0;
+    return w->lock_q ? nbr_try_lock_queued(w, e) : nbr_try_lock_writer(w, e->target, &e->cell);
+}
+
+/* A released exclusive lock that waited in the target's queue: hand it to the successor (lock.c),
+ * at once when it can, else in the engine's polls (the epoch completes meanwhile: the lock word
+ * is free, only the order of the next holders waits). */
+static void handoff(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->qstep != 3)
+        return;
+    e->qstep = 0;
+    nbr_peer_q_t *q = w->t[e->target].q;
+    q->hstate = NBR_HO_START;
+    if (!nbr_lock_handoff(w, e->target)) {
+        w->nhandoff++;
+        source_link(&q->handoff);
+    }
 }
 
 /* Take the matching ids (000 §VII-B: only activated epochs modify <a, e, g>) and ask for access.
@@ -1003,10 +1022,12 @@ static __attribute__((noinline, cold)) int remote_done(nbr_win_t *w, nbr_epoch_t
         return 0; /* notify_due pushes e back when its last notification went out */
     if (e->kind == NBR_EK_LOCK && e->lock_phase != 2 && !(e->assert & MPI_MODE_NOCHECK)) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (e->lock_type == MPI_LOCK_SHARED)
+        if (e->lock_type == MPI_LOCK_SHARED) {
             nbr_unlock_shared(w, e->target);
-        else
+        } else {
             nbr_unlock_target(w, e->target);
+            handoff(w, e);
+        }
         e->lock_phase = 2; /* the exclusive lock's global word: after the acknowledgements */
     }
     if (!nbr_tp_quiet(w, epoch_scope(e))) {
@@ -1060,6 +1081,7 @@ static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
             nbr_unlock_shared(w, e->target);
         } else {
             nbr_unlock_writer(w, e->target);
+            handoff(w, e);
         }
         break;
     case NBR_EK_LOCK_ALL:
@@ -1246,6 +1268,13 @@ static int poll_source(nbr_source_t *s)
             source_unlink(s);
         break;
     }
+    case NBR_SRC_HANDOFF: /* queued lock: a released lock waits for its successor's link */
+        if (nbr_lock_handoff(w, s->peer)) {
+            w->nhandoff--;
+            source_unlink(s);
+            moved = 1;
+        }
+        break;
     case NBR_SRC_QUIET: { /* remote completions (step 1 counted them) */
         for (nbr_epoch_t *e = w->quiet_head, *n; e; e = n) {
             n = e->qnext;
@@ -1462,6 +1491,7 @@ void nbr_win_engine_detach(nbr_win_t *w)
         source_unlink(&q->posts);
         source_unlink(&q->dones);
         source_unlink(&q->lock);
+        source_unlink(&q->handoff);
         free(q);
         nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)sizeof *q);
         w->t[r].q = NULL;

@@ -137,3 +137,106 @@ void nbr_acc_unlock(nbr_target_t *t)
     uint32_t s = __atomic_load_n(&t->ctl->acc_serving, __ATOMIC_RELAXED);
     __atomic_store_n(&t->ctl->acc_serving, s + 1, __ATOMIC_RELEASE);
 }
+
+/* ---- the queued lock (NBRMA_LOCK=queued; paper 004 §III-C2, F5) ------------------------------
+ *
+ * 004 compares lock polling (foMPI, and the two-level lock above: an origin retries the target's
+ * word until it is free, traffic at the target all the while, no order among waiters) with queued
+ * locks (MPICH, MVAPICH: an origin asks once and waits; the holder's release grants the next in
+ * FIFO order; O(P) memory for the queue). Here the queue is an MCS list (Mellor-Crummey and Scott,
+ * ACM TOCS 9(1), 1991), so that it needs no CPU at the target either: the target's control block
+ * holds the tail (qtail, the last origin's rank + 1), every process's holds one queue node per
+ * target (nbr_qnode_t: 16 bytes per peer). An exclusive lock swaps itself into the target's tail
+ * (one atomic at the target), writes its rank into its predecessor's node (one write there) and
+ * then waits on its own node's grant word — in its own memory: no traffic while it waits. The
+ * release hands the lock on: it grants its successor, or swings the tail back to empty with one
+ * compare-and-swap when it has none (and waits for the successor's link when one swapped in
+ * meanwhile).
+ *
+ * Exclusion itself stays with the writer bit of the target's word: the head of the queue takes it
+ * as every exclusive lock does (nbr_try_lock_writer). It is free at once unless shared holders,
+ * or an origin that polls (a process whose setting differs), have it; the grant may also arrive
+ * before the releasing holder's writer bit is cleared (another path), and the head then polls a
+ * few times. So the queue decides the order and where origins wait, never whether two hold the
+ * lock at once. Shared locks and lock_all keep polling: the all-to-one exclusive locks of 004's
+ * experiment are what the queue serves.
+ *
+ * Both halves are steps the progress engine repeats (epoch.c), like every try here: a remote
+ * atomic's result comes back in a cell, a wait is a load of a local word. */
+
+static int q_rank_ok(const nbr_win_t *w, uint64_t v)
+{
+    return v >= 1 && v <= (uint64_t)w->size;
+}
+
+int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
+{
+    int t = e->target;
+    nbr_peer_q_t *q = w->t[t].q;
+    nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
+    uint64_t me = (uint64_t)w->rank + 1, pred;
+    if (e->qstep == 0) {
+        if (q->hstate != NBR_HO_NONE) /* my node is still in the queue (an earlier epoch) */
+            return 0;
+        __atomic_store_n(&mine->next, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&mine->grant, 0, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my node is clear before anyone can see it */
+        q->hstate = NBR_HO_QUEUED;
+        e->qstep = 1;
+    }
+    if (e->qstep == 1) {
+        if (!nbr_tp_remote(&w->t[t]))
+            pred = nbr_tp_amo_shm(&w->t[t].ctl->qtail, NBR_AMO_SWAP, me, 0);
+        else if (!nbr_tp_amo(w, t, NBR_W_QTAIL, NBR_AMO_SWAP, me, 0, &e->cell, &pred))
+            return 0;
+        if (pred && q_rank_ok(w, pred)) {
+            nbr_tp_amo_nr(w, (int)(pred - 1), NBR_W_QNEXT(t), NBR_AMO_SWAP, me);
+            e->qstep = 2;
+        } else {
+            e->qstep = 3; /* the queue was empty (a value no rank has cannot be waited for) */
+        }
+    }
+    if (e->qstep == 2) {
+        if (!__atomic_load_n(&mine->grant, __ATOMIC_ACQUIRE))
+            return 0;
+        e->qstep = 3;
+    }
+    return nbr_try_lock_writer(w, t, &e->cell);
+}
+
+/* One step of handing the released lock of target t on (q->hstate from NBR_HO_START): 1 when my
+ * node has left the queue. */
+int nbr_lock_handoff(nbr_win_t *w, int t)
+{
+    nbr_peer_q_t *q = w->t[t].q;
+    nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
+    uint64_t me = (uint64_t)w->rank + 1, next = 0, old;
+    switch (q->hstate) {
+    case NBR_HO_START:
+        if ((next = __atomic_load_n(&mine->next, __ATOMIC_ACQUIRE)))
+            break;
+        q->hstate = NBR_HO_CAS;
+        /* fall through */
+    case NBR_HO_CAS: /* no successor yet: swing the tail back to empty if it is still me */
+        if (!nbr_tp_remote(&w->t[t]))
+            old = nbr_tp_amo_shm(&w->t[t].ctl->qtail, NBR_AMO_CAS, 0, me);
+        else if (!nbr_tp_amo(w, t, NBR_W_QTAIL, NBR_AMO_CAS, 0, me, &q->hcell, &old))
+            return 0;
+        if (old == me) {
+            q->hstate = NBR_HO_NONE;
+            return 1;
+        }
+        q->hstate = NBR_HO_NEXT;
+        /* fall through */
+    case NBR_HO_NEXT: /* a successor swapped itself in: its link is on its way */
+        if (!(next = __atomic_load_n(&mine->next, __ATOMIC_ACQUIRE)))
+            return 0;
+        break;
+    default:
+        return 1;
+    }
+    if (q_rank_ok(w, next))
+        nbr_tp_amo_nr(w, (int)(next - 1), NBR_W_QGRANT(t), NBR_AMO_SWAP, 1);
+    q->hstate = NBR_HO_NONE;
+    return 1;
+}

@@ -46,6 +46,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(FENCE, str, "barrier", "fence algorithm (paper 004 §III-C1, Fig. 2; 003 §4): barrier signals every peer and waits for all at each fence (the opening one too); reduce_scatter holds a fence epoch's calls until its closing fence, whose MPI_Ireduce_scatter_block of per-target flags tells each target how many origins will notify it, and returns when its own calls completed and those notifications arrived (window info key nbrma_fence)") \
     X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB; within a node the data is always copied directly (window info key nbrma_noncontig)") \
     X(ACC, str, "am", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock. Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
+    X(LOCK, str, "polling", "how an exclusive lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the releasing holder's grant, at a cost of 16 bytes per peer in every process's control block (window info key nbrma_lock; shared locks and lock_all always poll)") \
     X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
@@ -83,6 +84,13 @@ typedef struct {
     uint64_t freed;     /* remote peers only: it reached MPI_Win_free */
 } nbr_peer_ctr_t;
 
+/* A queue node of the queued lock (lock.c, NBRMA_LOCK=queued): one per target in each process's
+ * control block, after the per-peer counters (nbr_ctl_qnodes). The origin's successor in the
+ * target's queue writes next (its rank + 1); the releasing predecessor writes grant. */
+typedef struct {
+    uint64_t next, grant;
+} nbr_qnode_t;
+
 /* Transports of a peer pair (transport/tp.h). */
 enum { NBR_NET_SHM = 0, NBR_NET_AM, NBR_NET_UCX, NBR_NET_N };
 
@@ -114,6 +122,7 @@ typedef struct {
 
 typedef struct {
     _Alignas(NBR_CACHELINE) uint64_t lock;   /* local RW lock: writer bit | reader count */
+    uint64_t qtail; /* queued lock (lock.c): the last origin in my queue, its rank + 1; 0 empty */
     /* Accumulate atomicity lock, a ticket lock (lock.c): FIFO, so a large accumulate that lets go
      * between chunks lets every waiting small one in. */
     _Alignas(NBR_CACHELINE) uint32_t acc_next; /* next ticket to hand out */
@@ -128,8 +137,13 @@ typedef struct {
      * number that is odd while it changes. */
     _Alignas(NBR_CACHELINE) uint64_t reg_seq;
     uint64_t reg_addr, reg_n;
-    /* followed by: nbr_peer_ctr_t peer[size] */
+    /* followed by: nbr_peer_ctr_t peer[size], then (queued lock only) nbr_qnode_t qnode[size] */
 } nbr_ctl_t;
+
+static inline nbr_qnode_t *nbr_ctl_qnodes(nbr_ctl_t *c, int size)
+{
+    return (nbr_qnode_t *)((char *)(c + 1) + (size_t)size * sizeof(nbr_peer_ctr_t));
+}
 
 /* The cache line before a control block (arena.c): it survives the block's reuse. inc counts the
  * windows the block has served; freed is the last of them that reached MPI_Win_free — a peer
@@ -268,7 +282,9 @@ typedef struct nbr_epoch {
     int nwait;                    /* START: posts still missing; POST: done notifications */
     int nnotify;                  /* START: done notifications not yet written */
     int target, lock_type, lock_phase; /* LOCK */
-    uint64_t fence_no, close_no;       /* FENCE: fence call that opened / closes it (0: none) */
+    unsigned char qstep; /* LOCK, queued exclusive (lock.c): 0 not queued, 1 swapping the target's
+                            tail, 2 waiting for the grant, 3 at the head (then the writer bit) */
+    uint64_t fence_no, close_no; /* FENCE: fence call that opened / closes it (0: none) */
     /* FENCE under the reduce-scatter algorithm (004 Fig. 2a, 003 §4; epoch.c, rs_step): rs set
      * at the opening call; rs_phase 0 calls held, 1 reduce-scatter in flight, 2 calls carried
      * out, 3 targets notified; rs_last: the closing call opens no reduce-scatter epoch (a
@@ -302,13 +318,19 @@ enum {
     NBR_SRC_LOCK,
     NBR_SRC_LOCK_ALL,
     NBR_SRC_FENCE,
-    NBR_SRC_QUIET /* epochs and flushes waiting for remote completions */
+    NBR_SRC_QUIET,  /* epochs and flushes waiting for remote completions */
+    NBR_SRC_HANDOFF /* queued lock: a released lock still to be handed to its successor */
 };
 typedef struct nbr_source {
     struct nbr_source *next, *prev; /* the engine's poll list */
     struct nbr_win *w;
     int kind, peer, linked;
 } nbr_source_t;
+
+/* The queue node of the queued lock toward one target (lock.c): free, in the queue (waiting or
+ * holding), or its released lock being handed on: the tail's CAS not yet issued, issued, or
+ * waiting for the successor's link. */
+enum { NBR_HO_NONE = 0, NBR_HO_QUEUED, NBR_HO_START, NBR_HO_CAS, NBR_HO_NEXT };
 
 /* Engine state of one peer of a window, allocated on first use (idle peers cost a pointer). */
 typedef struct nbr_peer_q {
@@ -319,6 +341,11 @@ typedef struct nbr_peer_q {
     nbr_rec_t *run_head, *run_tail;                /* recorded calls toward it, one run/epoch */
     nbr_flush_t *fl_head, *fl_tail;                /* flushes toward it, by age */
     nbr_source_t posts, dones, lock;
+    /* Queued lock (lock.c): the hand-off of a released exclusive lock to my successor in its
+     * queue, NBR_HO_* (0 none); a new lock toward it waits until it is done (one queue node). */
+    int hstate; /* NBR_HO_* */
+    nbr_tp_cell_t hcell;
+    nbr_source_t handoff;
 } nbr_peer_q_t;
 
 /* ---- memory accounting (stats.c; paper 004 §III-IV) ------------------------------------------
@@ -413,6 +440,8 @@ typedef struct nbr_win {
     unsigned char fence_rs;  /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
     unsigned char noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_* (rma.c) */
     unsigned char acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put (ucx.c) */
+    unsigned char lock_q;    /* NBRMA_LOCK / nbrma_lock is queued (lock.c; fixed at creation: the
+                                control block then holds the queue nodes) */
     unsigned char acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is
                                 "none" */
     nbr_ctl_t *ctl; /* mine */
@@ -475,6 +504,7 @@ typedef struct nbr_win {
     void **zregs; /* dynamic: zero-size regions (cover nothing; detachable) */
     int nzregs, zcap;
     int named; /* the application set a name (MPI_Win_set_name) */
+    int nhandoff; /* queued lock: released locks still being handed on (epoch.c; a hole here) */
     void *ctl_block; /* my control block with its header (arena.c) */
     size_t ctl_size;
     void *sym; /* symmetric allocation (symheap.c): rank r's memory at sym + r * sym_stride */
@@ -588,6 +618,10 @@ void nbr_acc_unlock(nbr_target_t *t);
 int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c);
 int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c);
 int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c);
+/* The queued lock (lock.c, NBRMA_LOCK=queued): an exclusive lock's queue steps after the global
+ * word (then the writer bit), and one step of handing a released one to the successor. */
+int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e);
+int nbr_lock_handoff(nbr_win_t *w, int t);
 int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c);
 void nbr_unlock_shared(nbr_win_t *w, int r);
 void nbr_unlock_writer(nbr_win_t *w, int r);

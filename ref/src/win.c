@@ -226,6 +226,7 @@ typedef struct {
     int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig (004 §III-A, F1): NBR_NC_* */
     int acc_hw;    /* NBRMA_ACC / nbrma_acc (004 §III-A, Fig. 1, F2): 1 hw, 0 am */
     int acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits */
+    int lock_q;    /* NBRMA_LOCK / nbrma_lock (004 §III-C2, F5): 1 queued, 0 polling */
 } nbr_sched_cfg_t;
 
 static const char *const ord_names[] = {"rar", "raw", "war", "waw"};
@@ -285,6 +286,15 @@ static int parse_fence(const char *v, int *rs)
     return 1;
 }
 
+/* polling / queued into *q; 0 when the text is neither. */
+static int parse_lock(const char *v, int *q)
+{
+    if (strcasecmp(v, "polling") && strcasecmp(v, "queued"))
+        return 0;
+    *q = !strcasecmp(v, "queued");
+    return 1;
+}
+
 /* eager / delayed into *delayed; 0 when the text is neither. */
 static int parse_issue(const char *v, int *delayed)
 {
@@ -341,9 +351,9 @@ static int info_choice(MPI_Info info, const char *key, int (*parse)(const char *
 }
 
 /* The window's strategy info keys (nbrma_sched, nbrma_sched_th, nbrma_issue, nbrma_fence,
- * nbrma_noncontig, accumulate_ordering, nbrma_acc) over *c (at creation, c holds the NBRMA_*
- * settings; in MPI_Win_set_info, the window's). MPI_ERR_INFO_VALUE for a bad value; msg says
- * which key and what. */
+ * nbrma_noncontig, accumulate_ordering, nbrma_acc, nbrma_lock) over *c (at creation, c holds the
+ * NBRMA_* settings; in MPI_Win_set_info, the window's). MPI_ERR_INFO_VALUE for a bad value; msg
+ * says which key and what. */
 static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen)
 {
     if (info == MPI_INFO_NULL)
@@ -375,6 +385,9 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
                          "none or a comma-separated list of rar, raw, war and waw", msg, mlen);
     if (rc == MPI_SUCCESS)
         rc = info_choice(info, "nbrma_acc", parse_acc, &c->acc_hw, "am or hw", msg, mlen);
+    if (rc == MPI_SUCCESS)
+        rc =
+            info_choice(info, "nbrma_lock", parse_lock, &c->lock_q, "polling or queued", msg, mlen);
     return rc;
 }
 
@@ -415,6 +428,7 @@ static void sched_apply(nbr_win_t *w, const nbr_sched_cfg_t *c)
     w->noncontig = (unsigned char)c->noncontig;
     w->acc_hw = (unsigned char)c->acc_hw;
     w->acc_order = (unsigned char)c->acc_order;
+    w->lock_q = (unsigned char)c->lock_q;
     nbr_issue_update(w);
 }
 
@@ -622,10 +636,12 @@ typedef struct {
     nbr_mem_ref_t mem;   /* ... here (mem.c): node peers map it */
 } nbr_peer_info_t;
 
-/* Bytes of one rank's control block: the block, then one pair of matching counters per peer. */
-static size_t ctl_bytes(int p)
+/* Bytes of one rank's control block: the block, then one pair of matching counters per peer,
+ * then (queued lock) one queue node per peer. */
+static size_t ctl_bytes(int p, int lock_q)
 {
-    size_t b = sizeof(nbr_ctl_t) + (size_t)p * sizeof(nbr_peer_ctr_t);
+    size_t b = sizeof(nbr_ctl_t) + (size_t)p * sizeof(nbr_peer_ctr_t) +
+               (lock_q ? (size_t)p * sizeof(nbr_qnode_t) : 0);
     return (b + NBR_CACHELINE - 1) & ~(size_t)(NBR_CACHELINE - 1);
 }
 
@@ -714,7 +730,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     if (rc == MPI_SUCCESS && w->nremote && (w->amid = mine.amid = nbr_am_win_register(w)) < 0)
         rc = MPI_ERR_NO_MEM;
     nbr_peer_info_t *info = calloc((size_t)w->size, sizeof *info);
-    w->ctl_size = NBR_CACHELINE + ctl_bytes(w->size);
+    w->ctl_size = NBR_CACHELINE + ctl_bytes(w->size, w->lock_q);
     /* Alone on my node in a window spanning nodes: nobody maps my control block, and the other
      * nodes' lock words, notifications and counters reach it through the transport — in memory
      * the transport allocated, without my CPU (UCX over shared memory maps it into them: an
@@ -728,7 +744,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     } else {
         nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)w->ctl_size);
         nbr_ctl_t *c = (nbr_ctl_t *)((char *)w->ctl_block + NBR_CACHELINE);
-        memset(c, 0, ctl_bytes(w->size));
+        memset(c, 0, ctl_bytes(w->size, w->lock_q));
         nbr_ctl_hdr_t *h = nbr_ctl_hdr(c);
         mine.inc = __atomic_add_fetch(&h->inc, 1, __ATOMIC_RELEASE);
         w->ctl = c;
@@ -932,7 +948,7 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
-    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0, NBR_ORD_ALL};
+    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0, NBR_ORD_ALL, 0};
     if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
                             nbr_cfg.SCHED);
@@ -949,6 +965,9 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
     if (!parse_acc(nbr_cfg.ACC, &sched->acc_hw))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ACC=%s is neither am nor hw",
                             nbr_cfg.ACC);
+    if (!parse_lock(nbr_cfg.LOCK, &sched->lock_q))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_LOCK=%s is neither polling nor queued",
+                            nbr_cfg.LOCK);
     int rc = parse_sched(info, sched, msg, sizeof msg);
     *same_op = 0;
     if (rc == MPI_SUCCESS)
@@ -1418,7 +1437,9 @@ static int win_free(nbr_win_t *w, MPI_Win *win)
     static const char call[] = "MPI_Win_free";
     nbr_progress();
     long spins = 0;
-    while (NBR_UNLIKELY(w->nremote) && internal_pending(w)) {
+    /* A queued lock released here may still wait for its successor's link (lock.c): the successor
+     * needs the grant before it can unlock and reach this collective. */
+    while ((NBR_UNLIKELY(w->nremote) && internal_pending(w)) || w->nhandoff) {
         nbr_progress();
         nbr_wait_step(&spins);
     }
@@ -1479,7 +1500,7 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     unsigned flags = w->flags;
     char msg[200];
     nbr_sched_cfg_t sched = {w->sched,    w->sched_bytes, w->issue_cfg, w->fence_rs,
-                             w->noncontig, w->acc_hw,     w->acc_order};
+                             w->noncontig, w->acc_hw,     w->acc_order, w->lock_q};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
     int same_op = w->acc_same_op;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
@@ -1496,6 +1517,9 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     /* accumulate_ordering too (MPI-3.1 §11.7.2 lets an implementation ignore a change): a window
      * that turned ordered could still have unordered accumulates in flight. */
     sched.acc_order = w->acc_order;
+    /* nbrma_lock: checked, the creation's value kept (the queue nodes are part of the control
+     * block laid out then, and a lock waiting in a queue must be handed off by its holder). */
+    sched.lock_q = w->lock_q;
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
         if (w->issue_delayed && !sched.delayed && !w->rs_hold && w->held_head)
@@ -1541,6 +1565,8 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         rc = PMPI_Info_set(*info, "nbrma_noncontig", nc_names[w->noncontig]);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_acc", w->acc_hw ? "hw" : "am");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info, "nbrma_lock", w->lock_q ? "queued" : "polling");
     char ord[32] = "";
     for (int i = 0; i < 4; i++)
         if (w->acc_order & (1 << i))

@@ -1330,9 +1330,13 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         break;
     }
     case K_AMO: {
-        uint64_t *word = h->type == NBR_W_LOCK ? &w->ctl->lock
-                         : h->type == NBR_W_RS ? &w->ctl->rs_arrived
-                                               : &w->ctl->global;
+        /* A queue node exists only in a queued-lock window's block (and only up to its size). */
+        if (h->type < 0 ||
+            (h->type >= NBR_W_QNODE && (!w->lock_q || h->type >= NBR_W_QNEXT(w->size)))) {
+            reply(peer, h->tok, MPI_ERR_RMA_SYNC, 0, NULL, 0);
+            break;
+        }
+        uint64_t *word = (uint64_t *)((char *)w->ctl + nbr_ctl_word_off(w->size, h->type));
         uint64_t old = nbr_tp_amo_shm(word, h->op, h->a, h->b);
         reply(peer, h->tok, MPI_SUCCESS, old, NULL, 0);
         break;

@@ -40,8 +40,26 @@
 #include "layout.h"
 #include "nbr.h"
 
-/* Control words reachable by remote atomics. */
-enum { NBR_W_LOCK = 0, NBR_W_GLOBAL, NBR_W_RS };
+/* Control words reachable by remote atomics: fixed ones, then the queue nodes of the queued lock
+ * (NBR_W_QNEXT(i) and NBR_W_QGRANT(i): fields of qnode[i] of the owner's control block). */
+enum { NBR_W_LOCK = 0, NBR_W_GLOBAL, NBR_W_RS, NBR_W_QTAIL, NBR_W_QNODE };
+#define NBR_W_QNEXT(i)  (NBR_W_QNODE + 2 * (i))
+#define NBR_W_QGRANT(i) (NBR_W_QNODE + 2 * (i) + 1)
+
+/* Where a control word sits in a control block of a window of `size` ranks: its byte offset. */
+static inline size_t nbr_ctl_word_off(int size, int word)
+{
+    if (word >= NBR_W_QNODE) {
+        size_t i = (size_t)(word - NBR_W_QNODE);
+        return sizeof(nbr_ctl_t) + (size_t)size * sizeof(nbr_peer_ctr_t) +
+               i / 2 * sizeof(nbr_qnode_t) +
+               (i % 2 ? offsetof(nbr_qnode_t, grant) : offsetof(nbr_qnode_t, next));
+    }
+    return word == NBR_W_LOCK    ? offsetof(nbr_ctl_t, lock)
+           : word == NBR_W_RS    ? offsetof(nbr_ctl_t, rs_arrived)
+           : word == NBR_W_QTAIL ? offsetof(nbr_ctl_t, qtail)
+                                 : offsetof(nbr_ctl_t, global);
+}
 /* Atomic operations: FADD old = w, w += a; CADD old = w, w += a unless (w & b); CAS old = w,
  * w = a if w == b; SWAP old = w, w = a. */
 enum { NBR_AMO_FADD = 0, NBR_AMO_CADD, NBR_AMO_CAS, NBR_AMO_SWAP };
@@ -236,9 +254,7 @@ static inline int nbr_tp_remote(const nbr_target_t *t)
 
 static inline uint64_t *nbr_tp_word(nbr_win_t *w, int r, int word)
 {
-    return word == NBR_W_LOCK     ? &w->t[r].ctl->lock
-           : word == NBR_W_RS     ? &w->t[r].ctl->rs_arrived
-                                  : &w->t[r].ctl->global;
+    return (uint64_t *)((char *)w->t[r].ctl + nbr_ctl_word_off(w->size, word));
 }
 
 /* One atomic on a shm control word (acquire on the way in, release on the way out): the lock tries

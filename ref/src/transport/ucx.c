@@ -512,11 +512,9 @@ static int ucx_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
     return xfer(w, r, off, dst, len, 0);
 }
 
-static uint64_t word_addr(const ucx_pair_t *p, int word)
+static uint64_t word_addr(const nbr_win_t *w, const ucx_pair_t *p, int word)
 {
-    return p->cbase + (word == NBR_W_LOCK ? offsetof(nbr_ctl_t, lock)
-                       : word == NBR_W_RS ? offsetof(nbr_ctl_t, rs_arrived)
-                                          : offsetof(nbr_ctl_t, global));
+    return p->cbase + nbr_ctl_word_off(w->size, word);
 }
 
 /* Issue (or reissue: a conditional add's next guess) the atomic of o. */
@@ -557,7 +555,8 @@ static int amo_issue(ucx_op_t *o)
         prm.reply_buffer = &o->reply;
         break;
     }
-    return launched(o, ucp_atomic_op_nbx(p->ep, op, buf, 1, word_addr(p, o->word), p->ckey, &prm));
+    return launched(o,
+                    ucp_atomic_op_nbx(p->ep, op, buf, 1, word_addr(w, p, o->word), p->ckey, &prm));
 }
 
 static int ucx_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
@@ -1244,7 +1243,8 @@ typedef struct {
 
 static size_t ctl_len(const nbr_win_t *w)
 {
-    return sizeof(nbr_ctl_t) + (size_t)w->size * sizeof(nbr_peer_ctr_t);
+    return sizeof(nbr_ctl_t) + (size_t)w->size * sizeof(nbr_peer_ctr_t) +
+           (w->lock_q ? (size_t)w->size * sizeof(nbr_qnode_t) : 0);
 }
 
 /* MPI_Win_allocate's memory for a rank alone on its node in a window spanning nodes (tp.h): UCX

@@ -9,6 +9,8 @@
 #   NBRMA_NONCONTIG=blocks / packed  noncontiguous put/get across nodes one operation per block /
 #                         one packed message (004 §III-A, F1)
 #   NBRMA_ACC=hw          accumulates across nodes by 004 Fig. 1's lock + get + put over UCX (F2)
+#   NBRMA_LOCK=queued     exclusive locks wait in an MCS queue at the target for the releasing
+#                         holder's grant instead of retrying the lock word (004 §III-C2, F5)
 # make check runs a representative cell of each strategy (its subset of programs, below); the rest
 # of the matrix is marked `full` (make check FULL=1). NONCONTIG and ACC change only pairs on
 # different nodes, so their make check cells are the virtual-node ones.
@@ -16,19 +18,21 @@
 #   gen-testlist.sh --check   TAP: is the testlist what this script writes?
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=blocks NBRMA_NONCONTIG=packed NBRMA_ACC=hw"
+STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=blocks NBRMA_NONCONTIG=packed NBRMA_ACC=hw NBRMA_LOCK=queued"
 # Programs whose RMA calls sit in ready epochs of every synchronization mode, request-based calls,
 # accumulate ordering, lock_loadstore (its create window caught a flush that waited forever under
 # delayed issue), and the randomized nonblocking programs: what a strategy changes. The operation
 # strategies: derived datatypes on both sides, every byte of the type map checked (NONCONTIG);
 # mixed ops on one location, same_op's hammer (it caught hw's get + put beside same_op's
 # lock-free compare-and-swap loops at the target: MPI_PROD lost updates), compare-and-swap and
-# accumulate ordering (ACC). make check FULL=1 runs every program under each.
+# accumulate ordering (ACC); exclusive locks under contention, against load/store, in a linked list
+# and in random nonblocking epochs (LOCK). make check FULL=1 runs every program under each.
 SUBSET="sync_fence sync_pscw sync_passive rma_requests ordering lock_loadstore nb_random"
 subset() {
     case $1 in
     NBRMA_NONCONTIG=*) echo "typemap_bytes" ;;
     NBRMA_ACC=*) echo "acc_mixed acc_same_op atomics_cas ordering" ;;
+    NBRMA_LOCK=*) echo "sync_passive contention_lock lock_loadstore linked_list nb_random nb_rules" ;;
     *) echo "$SUBSET" ;;
     esac
 }

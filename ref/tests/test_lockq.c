@@ -1,0 +1,256 @@
+/* test_lockq.c — the queued lock (NBRMA_LOCK / nbrma_lock=queued; paper 004 §III-C2, F5; lock.c).
+ *
+ * 1. The info key: MPI_Win_get_info reports the strategy in force, a bad value is refused with
+ *    MPI_ERR_INFO_VALUE at creation and in MPI_Win_set_info, and MPI_Win_set_info cannot switch
+ *    it (the queue nodes are laid out at creation).
+ * 2. Memory: MPIX_Win_get_stats' lock_queue holds one node per target under queued, nothing under
+ *    polling, and the control block grows by exactly that.
+ * 3. FIFO order (3 or more ranks): rank 0 holds its own window's exclusive lock; rank 1 queues
+ *    behind it, then rank 2 behind rank 1 — each step checked in the target's queue itself (its
+ *    tail word and its node's link), so nothing is left to timing. Rank 0 unlocks; rank 1 then
+ *    sleeps before it waits for its lock while rank 2 waits at once. A queue hands the lock to
+ *    rank 1 first whatever rank 2 does (a polling lock would let rank 2 in during the sleep): each
+ *    takes a ticket with MPI_Fetch_and_op under the lock, rank 1 must hold 0, rank 2 1.
+ * 4. Exclusion when the ranks' strategies differ (even ranks queued, odd ones polling): every rank
+ *    increments one counter by get + flush + put under exclusive locks; the sum is exact.
+ * 5. Lock epochs of one origin back to back without waiting (nonblocking: ilock, put, iunlock,
+ *    ilock, ...): a later epoch waits for the earlier one's node to leave the queue.
+ * Run on one node and across virtual nodes (am, ucx): ref/tests/testlist. */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nbr.h"
+#include "nbrma.h"
+#include "tap.h"
+#include "timing.h"
+
+#define ITERS 200
+#define BACK  8
+
+static MPIX_Win_stats stats(MPI_Win win)
+{
+    MPIX_Win_stats s;
+    memset(&s, 0, sizeof s);
+    s.version = MPIX_WIN_STATS_VERSION;
+    if (MPIX_Win_get_stats(win, &s) != MPI_SUCCESS)
+        tap_bail_out("MPIX_Win_get_stats failed");
+    return s;
+}
+
+static MPI_Win make(const char *lock, long **base)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (lock)
+        MPI_Info_set(info, "nbrma_lock", lock);
+    MPI_Win win = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate(4 * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, base, &win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS)
+        tap_bail_out("MPI_Win_allocate with nbrma_lock=%s failed", lock ? lock : "(none)");
+    memset(*base, 0, 4 * sizeof(long));
+    MPI_Barrier(MPI_COMM_WORLD);
+    return win;
+}
+
+static int info_says(MPI_Win win, const char *want)
+{
+    MPI_Info info;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int found = 0;
+    MPI_Win_get_info(win, &info);
+    MPI_Info_get(info, "nbrma_lock", MPI_MAX_INFO_VAL, val, &found);
+    MPI_Info_free(&info);
+    return found && !strcmp(val, want);
+}
+
+/* Progress until *word (in this process's memory) equals want, for at most the suite's scaled
+ * limit: a fatal failure names what did not happen. */
+static void await_word(const uint64_t *word, uint64_t want, const char *what)
+{
+    double end = MPI_Wtime() + nbh_limit(60.0);
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want) {
+        nbr_progress();
+        if (MPI_Wtime() > end)
+            tap_bail_out("%s: the word is %llu, not %llu", what,
+                         (unsigned long long)__atomic_load_n(word, __ATOMIC_ACQUIRE),
+                         (unsigned long long)want);
+        sched_yield();
+    }
+}
+
+/* Test *req while waiting for a zero-byte message from rank `from` (tag 7). */
+static void test_until_told(MPI_Request *req, int from)
+{
+    MPI_Request m;
+    int got = 0, done = 0;
+    MPI_Irecv(NULL, 0, MPI_BYTE, from, 7, MPI_COMM_WORLD, &m);
+    while (!got) {
+        MPI_Test(&m, &got, MPI_STATUS_IGNORE);
+        if (!got && !done && *req != MPI_REQUEST_NULL)
+            MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        sched_yield();
+    }
+    if (done) /* rank 0 unlocks only after my answer */
+        tap_bail_out("the queued lock was granted while rank 0 still held it");
+    MPI_Send(NULL, 0, MPI_BYTE, from, 9, MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    tap_init(MPI_COMM_WORLD);
+    MPIX_Nbrma_set_impl("ref");
+    int me, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    tap_plan(9);
+
+    /* 1. the info key */
+    long *qb, *pb;
+    MPI_Win wq = make("queued", &qb), wp = make("polling", &pb);
+    tap_ok(info_says(wq, "queued") && info_says(wp, "polling"),
+           "MPI_Win_get_info reports nbrma_lock=queued and =polling as created");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info bad;
+    MPI_Info_create(&bad);
+    MPI_Info_set(bad, "nbrma_lock", "fifo");
+    long *xb;
+    MPI_Win wx = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate(8, 8, bad, MPI_COMM_WORLD, &xb, &wx), cls = -1;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    int refused = cls == MPI_ERR_INFO_VALUE && wx == MPI_WIN_NULL;
+    if (wx != MPI_WIN_NULL)
+        MPI_Win_free(&wx);
+    MPI_Win_set_errhandler(wq, MPI_ERRORS_RETURN);
+    int rc2 = MPI_Win_set_info(wq, bad), cls2 = -1;
+    if (rc2 != MPI_SUCCESS)
+        MPI_Error_class(rc2, &cls2);
+    MPI_Info_set(bad, "nbrma_lock", "polling");
+    int rc3 = MPI_Win_set_info(wq, bad);
+    MPI_Info_free(&bad);
+    tap_ok(refused && cls2 == MPI_ERR_INFO_VALUE,
+           "nbrma_lock=fifo is refused with MPI_ERR_INFO_VALUE at creation (%d) and in "
+           "MPI_Win_set_info (%d)",
+           cls, cls2);
+    tap_ok(rc3 == MPI_SUCCESS && info_says(wq, "queued"),
+           "MPI_Win_set_info(nbrma_lock=polling) keeps the queued lock of the creation");
+
+    /* 2. memory */
+    MPIX_Win_stats sq = stats(wq), sp = stats(wp);
+    long long node = (long long)sizeof(nbr_qnode_t);
+    tap_ok(sq.lock_queue.count == p && sq.lock_queue.bytes == p * node &&
+               sq.lock_queue.bytes_hwm == p * node && sp.lock_queue.count == 0 &&
+               sp.lock_queue.bytes == 0,
+           "lock_queue: %lld nodes, %lld bytes queued (want %d, %lld); %lld, %lld polling",
+           sq.lock_queue.count, sq.lock_queue.bytes, p, p * node, sp.lock_queue.count,
+           sp.lock_queue.bytes);
+    tap_ok(sq.ctl_bytes - sp.ctl_bytes >= p * node &&
+               sq.ctl_bytes - sp.ctl_bytes < p * node + NBR_CACHELINE,
+           "the control block holds the queue nodes (%lld more bytes)",
+           sq.ctl_bytes - sp.ctl_bytes);
+
+    /* 3. FIFO order through the queue of rank 0 */
+    if (p < 3) {
+        tap_skip(1, "FIFO order needs 3 ranks");
+    } else {
+        nbr_win_t *w = nbr_win_find(wq);
+        long ticket = -1, one = 1;
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (me == 0)
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, wq);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, p)[0];
+            await_word(&w->ctl->qtail, 1, "rank 0 at the tail of its own queue");
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 8, MPI_COMM_WORLD); /* rank 1: queue */
+            await_word(&mine->next, 2, "rank 1 linked behind rank 0");
+            await_word(&w->ctl->qtail, 2, "rank 1 at the tail");
+            MPI_Send(NULL, 0, MPI_BYTE, 2, 8, MPI_COMM_WORLD); /* rank 2: queue */
+            await_word(&w->ctl->qtail, 3, "rank 2 at the tail");
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD); /* both: stop testing */
+            MPI_Send(NULL, 0, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, 2, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Win_unlock(0, wq);
+        } else if (me <= 2) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, wq, &req);
+            test_until_told(&req, 0); /* my swap and my link need my progress (am) */
+            if (me == 1)
+                usleep(200000); /* a polling rank 2 would take the lock now */
+            if (req != MPI_REQUEST_NULL)
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            MPI_Fetch_and_op(&one, &ticket, MPI_LONG, 0, 0, MPI_SUM, wq);
+            MPI_Win_unlock(0, wq);
+        }
+        long t1 = ticket;
+        MPI_Bcast(&t1, 1, MPI_LONG, 1, MPI_COMM_WORLD);
+        long t2 = ticket;
+        MPI_Bcast(&t2, 1, MPI_LONG, 2, MPI_COMM_WORLD);
+        tap_ok(t1 == 0 && t2 == 1,
+               "the queue grants in FIFO order: rank 1 took ticket %ld (want 0), rank 2 %ld "
+               "(want 1)",
+               t1, t2);
+    }
+    MPI_Win_free(&wq);
+    MPI_Win_free(&wp);
+
+    /* 4. exclusion with mixed strategies */
+    long *mb;
+    MPI_Win wm = make(me % 2 ? "polling" : "queued", &mb);
+    for (int i = 0; i < ITERS; i++) {
+        long v = 0;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, wm);
+        MPI_Get(&v, 1, MPI_LONG, 0, 1, 1, MPI_LONG, wm);
+        MPI_Win_flush(0, wm);
+        v++;
+        MPI_Put(&v, 1, MPI_LONG, 0, 1, 1, MPI_LONG, wm);
+        MPI_Win_unlock(0, wm);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    long sum = 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, wm);
+    MPI_Get(&sum, 1, MPI_LONG, 0, 1, 1, MPI_LONG, wm);
+    MPI_Win_unlock(0, wm);
+    tap_ok(sum == (long)p * ITERS,
+           "even ranks queued, odd ones polling: %ld increments under exclusive locks (want %ld)",
+           sum, (long)p * ITERS);
+    MPI_Win_free(&wm);
+
+    /* 5. back-to-back lock epochs of one origin, nonblocking */
+    long *bb;
+    MPI_Win wb = make("queued", &bb);
+    MPI_Request r[2 * BACK];
+    MPI_Status st[2 * BACK];
+    long vals[BACK];
+    int target = (me + 1) % p, ok = 1;
+    for (int i = 0; i < BACK; i++) {
+        vals[i] = 1000 * me + i;
+        MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, wb, &r[2 * i]);
+        MPI_Put(&vals[i], 1, MPI_LONG, target, 2, 1, MPI_LONG, wb);
+        MPIX_Win_iunlock(target, wb, &r[2 * i + 1]);
+    }
+    ok = MPI_Waitall(2 * BACK, r, st) == MPI_SUCCESS;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int from = (me + p - 1) % p;
+    long got = __atomic_load_n(&bb[2], __ATOMIC_ACQUIRE);
+    tap_ok(ok && got == 1000 * from + BACK - 1,
+           "%d lock epochs back to back toward one target complete, the last put last (%ld)", BACK,
+           got);
+    nbr_win_t *w = nbr_win_find(wb);
+    double end = MPI_Wtime() + nbh_limit(60.0);
+    while (w->nhandoff && MPI_Wtime() < end) /* a last CAS of a tail may still be on its way */
+        nbr_progress();
+    MPI_Barrier(MPI_COMM_WORLD);
+    tap_ok(w->nhandoff == 0 && __atomic_load_n(&w->ctl->qtail, __ATOMIC_ACQUIRE) == 0,
+           "every lock handed on, every queue empty again");
+    MPI_Win_free(&wb);
+    int rc_all = tap_done();
+    MPI_Finalize();
+    return rc_all;
+}
