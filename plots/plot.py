@@ -593,6 +593,27 @@ def fig_f4(own, every):
     return {"f4_fence.time.dat": table(comment, head, t, cols)}
 
 
+def fig_f5(own, every):
+    """F5: per lock strategy (lock:vendor/polling/queued), the round time of all ranks' exclusive
+    lock epochs on one target vs puts per epoch (this MPI's vendor and ref series; procs and node
+    layout as run)."""
+    rs = pick(own, {"F5_lock"})
+    if not rs:
+        return None
+    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get("lock"))
+    cols = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
+    t = {}
+    for r in rs:
+        if "epoch_us" in r.counters and "ops" in r.params:
+            t.setdefault(r.params["ops"], {})[key(r)] = r.counters["epoch_us"]
+    head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
+                      for k in cols]
+    comment = ["F5_lock: median µs per round (epoch_us): every rank locks rank 0 exclusively,",
+               "puts, unlocks; max across ranks. column 1: 1-byte puts per epoch; then one column",
+               "per lock strategy, p and (virtual) nodes"]
+    return {"f5_lock.time.dat": table(comment, head, t, cols)}
+
+
 F1_NETS = ["vendor", "shm", "ucx", "auto", "am"]
 
 
@@ -739,7 +760,7 @@ def fig_rc_scaling(own, every):
     return {"rmacheck_scaling.dat": table(comment, ["accesses"] + cols, t, cols)}
 
 
-FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6, "f4_fence": fig_f4,
+FIGURES = {"f3_metadata": fig_f3, "f6_issue": fig_f6, "f4_fence": fig_f4, "f5_lock": fig_f5,
            "f1_noncontig": fig_f1, "f2_acc": fig_f2,
            "d1_latency": fig_d1, "d2_overlap": fig_d2, "d3_msgrate": fig_d3,
            "d4_atomics": fig_d4, "d5_fence": fig_d5, "d6_pscw": fig_d6, "d7_passive": fig_d7,

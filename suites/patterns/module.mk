@@ -5,7 +5,7 @@ PATTERN_NAMES := d1_latency d2_overlap d3_msgrate d4_atomics d5_fence d6_pscw d7
   a1_late_post a2_early_transfer a3_early_wait a4_late_complete a5_early_fence a6_wait_at_fence \
   a7_late_unlock b1_aaar_gats b2_aaar_lock b3_aaer b4_eaer b5_eaar r1_deferred r2_windows \
   r3_noncontig e_ghost \
-  c_sched u1_ucp_floor i1_imb f3_metadata f6_issue f4_fence f1_noncontig f2_acc
+  c_sched u1_ucp_floor i1_imb f3_metadata f6_issue f4_fence f1_noncontig f2_acc f5_lock
 PATTERN_BINS := $(PATTERN_NAMES:%=$(BIN)/%)
 
 # Linked with libnbrma (one binary, every series): the harness picks vendor or ref per case with
