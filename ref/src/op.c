@@ -101,11 +101,15 @@ int nbr_op_check(MPI_Op op, MPI_Datatype basic)
     return facts(op, basic)->chk;
 }
 
+/* MPI-3.1 §11.3.4: C integer, Fortran integer, logical, multi-language and byte types — and, as
+ * for the reductions above, MPI_CHAR (MPICH accepts it, and its test suite's cas_type_check
+ * asserts that: a program written against it must not fail here). */
 int nbr_op_cas_check(MPI_Datatype type)
 {
     int cls, repr;
     nbr_dtype_classify(type, &cls, &repr);
     switch (cls) {
+    case NBR_CLS_CHAR:
     case NBR_CLS_CINT:
     case NBR_CLS_FINT:
     case NBR_CLS_LOGICAL:

@@ -4,13 +4,15 @@
  * libnbrma does too (docs/ref-internals.md, "Reduction operations"). Every rank adds 1 to rank
  * 0's counter with MPI_Fetch_and_op (the fetched values must be 0..n-1, each once), accumulates
  * MPI_SUM of {1,2,3}, MPI_MAX of 10*(rank+1) and MPI_BXOR of 1<<rank into rank 0's window, then
- * rank 0 checks the totals. 2 to 4 ranks (values stay within char). */
+ * rank 0 checks the totals; then every rank compare-and-swaps its rank + 1 into one MPI_CHAR
+ * (MPICH accepts MPI_CHAR there too, and its cas_type_check test asserts it): exactly one swap
+ * finds the initial 0. 2 to 4 ranks (values stay within char). */
 #include "conf.h"
 
 int main(int argc, char **argv)
 {
     conf_init(&argc, &argv, 2);
-    tap_plan(3);
+    tap_plan(5);
     char *mem;
     MPI_Win win;
     conf_win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
@@ -58,6 +60,28 @@ int main(int argc, char **argv)
     tap_ok(seen == (1 << n) - 1 || conf_rank != 0,
            "MPI_Fetch_and_op(MPI_SUM) on MPI_CHAR fetched 0..%d, each once", n - 1);
     tap_ok(ok, "the sums, the maximum and the xor of MPI_CHAR in rank 0's window are right");
+    /* compare-and-swap on MPI_CHAR: byte 6 of rank 0 starts at 0 */
+    char mine = (char)(conf_rank + 1), zero = 0, old = -1;
+    MPI_Win_lock_all(0, win);
+    int crc = MPI_Compare_and_swap(&mine, &zero, &old, MPI_CHAR, 0, 6, win);
+    MPI_Win_unlock_all(win);
+    char s[400];
+    if (crc != MPI_SUCCESS)
+        tap_diag("MPI_Compare_and_swap on MPI_CHAR returned %s",
+                 conf_describe_rc(crc, s, sizeof s));
+    tap_ok(crc == MPI_SUCCESS, "MPI_Compare_and_swap on MPI_CHAR is accepted");
+    int winners = crc == MPI_SUCCESS && old == 0, all = 0;
+    MPI_Allreduce(&winners, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int cas_ok = 1;
+    if (conf_rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        cas_ok = all == 1 && mem[6] >= 1 && mem[6] <= n;
+        MPI_Win_unlock(0, win);
+        if (!cas_ok)
+            tap_diag("%d ranks found the initial 0; byte 6 is %d", all, mem[6]);
+    }
+    tap_ok(cas_ok, "exactly one compare-and-swap on MPI_CHAR found the 0, and its value stayed");
     conf_win_free(&win);
     return conf_done();
 }
