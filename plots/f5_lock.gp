@@ -11,7 +11,7 @@ cond_line = ''
 if (exists('cond')) { if (strlen(cond) > 0) { cond_line = "\n".cond } }
 set title 'F5: queued vs polling locks (all ranks lock rank 0 exclusively; '.mpi.')' . cond_line
 set grid
-set key top left
+set key outside right
 set logscale x 2
 set logscale y 10
 set xlabel '1-byte puts per lock epoch'

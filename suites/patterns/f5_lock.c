@@ -1,15 +1,16 @@
 /* f5_lock.c — F5: queued vs polling locks (paper 004 §III-C2, §IV-C, Figure 6; issue 26).
  *
  * All-to-one, as in 004's experiment: every rank takes an exclusive lock on rank 0's window, does
- * SIZE one-byte puts into it, and unlocks; a sample is one such round of all ranks, timed per rank
- * from the lock call to the unlock's return (maximum across ranks: the round ends when the last
- * holder is done). The same libnbrma binary runs both strategies, per window with the info key
+ * SIZE one-byte puts into it, and unlocks, --epochs times in a row (so that the ranks' epochs
+ * overlap and contend, whatever the skew with which they leave the barrier before the round); a
+ * sample is one such round of all ranks, timed per rank and divided by the epochs (maximum across
+ * ranks). The same libnbrma binary runs both strategies, per window with the info key
  * nbrma_lock: polling (001 §2.3's two-level lock: a waiting origin retries the target's lock word)
  * and queued (an MCS queue: one swap at the target, then a wait in the origin's own memory for the
  * releasing holder's grant; lock.c). Vendor: the MPI library's own lock (004: MPICH queues at the
- * target's CPU). Counters: epoch_us (median of the rounds), queue_bytes (MPIX_Win_get_stats'
- * lock_queue in the process, maximum across ranks; 004 Fig. 6c: 32 B per origin per window in
- * MPICH; 0 for the vendor, which does not say).
+ * target's CPU). Counters: epoch_us (median of the rounds, per epoch), queue_bytes
+ * (MPIX_Win_get_stats' lock_queue in the process, maximum across ranks; 004 Fig. 6c: 32 B per
+ * origin per window in MPICH; 0 for the vendor, which does not say).
  *
  * Data: an epoch writes the same byte (its rank and round) into each of its SIZE bytes; epochs
  * under an exclusive lock never interleave, so after every round the target finds its SIZE bytes
@@ -21,6 +22,8 @@
 
 enum { S_VENDOR, S_POLLING, S_QUEUED };
 static const char *const sname[] = {"vendor", "polling", "queued"};
+
+static long epochs = 100;
 
 static unsigned char tag(int rank, long round)
 {
@@ -74,11 +77,13 @@ static void run(gb_state_t *st, void *arg)
         round++;
         memset(src, tag(me, round), n);
         double t0 = MPI_Wtime();
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
-        for (size_t i = 0; i < n; i++)
-            MPI_Put(&src[i], 1, MPI_BYTE, target, (MPI_Aint)i, 1, MPI_BYTE, win);
-        MPI_Win_unlock(target, win);
-        double t = MPI_Wtime() - t0;
+        for (long e = 0; e < epochs; e++) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+            for (size_t i = 0; i < n; i++)
+                MPI_Put(&src[i], 1, MPI_BYTE, target, (MPI_Aint)i, 1, MPI_BYTE, win);
+            MPI_Win_unlock(target, win);
+        }
+        double t = (MPI_Wtime() - t0) / (double)epochs;
         NBH_MPI(c, nbh_barrier(c->ctx->comm));
         nbh_rec_sample(&rec, st, &t);
         if (me == target && bad_round < 0) { /* every holder of the round is done */
@@ -117,12 +122,18 @@ static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
     for (int i = 0; i < ctx->opts.nsizes; i++)
         for (int k = first; k <= last; k++)
             nbh_add_case(ctx, s, k, ctx->opts.sizes[i], run,
-                         "F5_lock/%s/lock:%s/ops:%zu/procs:%d/nodes:%d", nbh_series_name(s),
-                         sname[k], ctx->opts.sizes[i], ctx->nranks, ctx->nnodes);
+                         "F5_lock/%s/lock:%s/ops:%zu/epochs:%ld/procs:%d/nodes:%d",
+                         nbh_series_name(s), sname[k], ctx->opts.sizes[i], epochs, ctx->nranks,
+                         ctx->nnodes);
 }
 
 int main(int argc, char **argv)
 {
+    static const nbh_extra_opt_t extra[] = {
+        {"epochs", "exclusive lock epochs of each rank per sample, back to back", &epochs, 1,
+         1000000},
+        {0, 0, 0, 0, 0},
+    };
     static const nbh_experiment_t ex = {
         .id = "F5",
         .title = "queued vs polling locks, all ranks lock one target exclusively (paper 004 "
@@ -137,6 +148,7 @@ int main(int argc, char **argv)
         .default_sizes = "1,64,4096",
         .quick_sizes = "1,64",
         .default_iters = 50,
+        .extra = extra,
         .register_cases = register_cases,
         .series = 1u << NBH_VENDOR | 1u << NBH_REF,
         .series_why = "the experiment's locks are blocking (ref-nb: nothing nonblocking to "
