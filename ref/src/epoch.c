@@ -166,7 +166,14 @@ static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
     q->posts = (nbr_source_t){.w = w, .kind = NBR_SRC_POSTS, .peer = r};
     q->dones = (nbr_source_t){.w = w, .kind = NBR_SRC_DONES, .peer = r};
     q->lock = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK, .peer = r};
-    q->handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = r};
+    if (w->lock_q) {
+        if (!(q->lq = calloc(1, sizeof *q->lq))) {
+            free(q);
+            return NULL;
+        }
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)sizeof *q->lq);
+        q->lq->handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = r};
+    }
     w->t[r].q = q;
     return q;
 }
@@ -836,11 +843,11 @@ static void handoff(nbr_win_t *w, nbr_epoch_t *e)
     if (e->qstep != 3)
         return;
     e->qstep = 0;
-    nbr_peer_q_t *q = w->t[e->target].q;
-    q->hstate = NBR_HO_START;
+    nbr_lockq_t *lq = w->t[e->target].q->lq;
+    lq->hstate = NBR_HO_START;
     if (!nbr_lock_handoff(w, e->target)) {
         w->nhandoff++;
-        source_link(&q->handoff);
+        source_link(&lq->handoff);
     }
 }
 
@@ -1491,7 +1498,11 @@ void nbr_win_engine_detach(nbr_win_t *w)
         source_unlink(&q->posts);
         source_unlink(&q->dones);
         source_unlink(&q->lock);
-        source_unlink(&q->handoff);
+        if (q->lq) {
+            source_unlink(&q->lq->handoff);
+            free(q->lq);
+            nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)sizeof *q->lq);
+        }
         free(q);
         nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)sizeof *q);
         w->t[r].q = NULL;

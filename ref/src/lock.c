@@ -172,7 +172,8 @@ static int q_rank_ok(const nbr_win_t *w, uint64_t v)
 int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
 {
     int t = e->target;
-    nbr_peer_q_t *q = w->t[t].q;
+    nbr_lockq_t *q = w->t[t].q->lq; /* exists: the epoch's peer state was made with the window's
+                                       lock_q (nbr_epoch_peers) */
     nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
     uint64_t me = (uint64_t)w->rank + 1, pred;
     if (e->qstep == 0) {
@@ -208,7 +209,7 @@ int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
  * node has left the queue. */
 int nbr_lock_handoff(nbr_win_t *w, int t)
 {
-    nbr_peer_q_t *q = w->t[t].q;
+    nbr_lockq_t *q = w->t[t].q->lq;
     nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
     uint64_t me = (uint64_t)w->rank + 1, next = 0, old;
     switch (q->hstate) {

@@ -341,12 +341,18 @@ typedef struct nbr_peer_q {
     nbr_rec_t *run_head, *run_tail;                /* recorded calls toward it, one run/epoch */
     nbr_flush_t *fl_head, *fl_tail;                /* flushes toward it, by age */
     nbr_source_t posts, dones, lock;
-    /* Queued lock (lock.c): the hand-off of a released exclusive lock to my successor in its
-     * queue, NBR_HO_* (0 none); a new lock toward it waits until it is done (one queue node). */
-    int hstate; /* NBR_HO_* */
+    struct nbr_lockq *lq; /* queued-lock windows only (NBRMA_LOCK=queued): below */
+} nbr_peer_q_t;
+
+/* The queued lock's state toward one target (lock.c), allocated with the peer's engine state in
+ * windows that queue (a polling window pays the pointer above): the hand-off of a released
+ * exclusive lock to my successor in the target's queue, NBR_HO_*; a new lock toward it waits
+ * until it is done (one queue node per target). */
+typedef struct nbr_lockq {
+    int hstate;
     nbr_tp_cell_t hcell;
     nbr_source_t handoff;
-} nbr_peer_q_t;
+} nbr_lockq_t;
 
 /* ---- memory accounting (stats.c; paper 004 §III-IV) ------------------------------------------
  * Gauges updated where memory is allocated and freed: objects and bytes now, and their high-water
@@ -430,6 +436,8 @@ typedef struct nbr_win {
     unsigned char cma;       /* peers reach my memory with CMA (create, dynamic) */
     unsigned char priv_kind; /* NBR_PRIV_*: where priv (below) came from */
     unsigned char ctl_kind;  /* NBR_CTL_*: where ctl_block came from */
+    unsigned char lock_q;    /* NBRMA_LOCK / nbrma_lock is queued (lock.c; fixed at creation: the
+                                control block then holds the queue nodes; in a 1-byte hole) */
     int acc_native;  /* every rank said same_op and every eligible accumulate of the window can
                         use atomic instructions (op.c, rma.c; MPI-3.1 §11.2.1) */
     void *base;
@@ -440,8 +448,6 @@ typedef struct nbr_win {
     unsigned char fence_rs;  /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
     unsigned char noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_* (rma.c) */
     unsigned char acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put (ucx.c) */
-    unsigned char lock_q;    /* NBRMA_LOCK / nbrma_lock is queued (lock.c; fixed at creation: the
-                                control block then holds the queue nodes) */
     unsigned char acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is
                                 "none" */
     nbr_ctl_t *ctl; /* mine */
