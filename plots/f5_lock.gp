@@ -1,5 +1,5 @@
 # f5_lock.gp — F5 figure (paper 004 §IV-C, Figure 6a/6b): queued vs polling locks, every rank
-# locks rank 0 exclusively and puts 1-byte values: time per round of all ranks' epochs.
+# locks rank 0 exclusively, back to back, and puts 1-byte values: time per epoch.
 # Run by plot.py: gnuplot -e "datadir='DIR'; out='STEM'; term='png|pdf'; ncol_time=N" f5_lock.gp
 # Data: datadir/f5_lock.time.dat; column 1 puts per epoch, then one column per lock strategy
 # (vendor, polling, queued), process count and node layout.
@@ -15,6 +15,6 @@ set key outside right
 set logscale x 2
 set logscale y 10
 set xlabel '1-byte puts per lock epoch'
-set ylabel 'µs per round (median, max across ranks)'
+set ylabel 'µs per lock epoch (median, max across ranks)'
 plot for [i=2:ncol_time] datadir.'/f5_lock.time.dat' using 1:i with linespoints lw 2 pt 7 \
     title columnheader(i)

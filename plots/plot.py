@@ -573,45 +573,42 @@ def fig_f6(own, every):
     return out
 
 
+def epoch_us_by_strategy(own, bench, param, stem, comment):
+    """F4, F5: a table of the median µs per epoch (epoch_us) vs the ops parameter, one column
+    per value of `param` (the strategy) x procs x node layout, from this MPI's runs of `bench`."""
+    rs = pick(own, {bench})
+    if not rs:
+        return None
+    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get(param))
+    cols = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
+    t = {}
+    for r in rs:
+        if "epoch_us" in r.counters and "ops" in r.params:
+            t.setdefault(r.params["ops"], {})[key(r)] = r.counters["epoch_us"]
+    head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
+                      for k in cols]
+    return {"%s.time.dat" % stem: table(comment, head, t, cols)}
+
+
 def fig_f4(own, every):
     """F4: per algorithm (fence:barrier/reduce_scatter), the epoch time vs puts per neighbour
     (this MPI's ref series; procs and node layout as run)."""
-    rs = pick(own, {"F4_fence"})
-    if not rs:
-        return None
-    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get("fence"))
-    cols = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
-    t = {}
-    for r in rs:
-        if "epoch_us" in r.counters and "ops" in r.params:
-            t.setdefault(r.params["ops"], {})[key(r)] = r.counters["epoch_us"]
-    head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
-                      for k in cols]
-    comment = ["F4_fence: median µs per fence epoch (epoch_us), max across ranks",
-               "column 1: puts per neighbour per epoch; then one column per algorithm, p and "
-               "(virtual) nodes"]
-    return {"f4_fence.time.dat": table(comment, head, t, cols)}
+    return epoch_us_by_strategy(
+        own, "F4_fence", "fence", "f4_fence",
+        ["F4_fence: median µs per fence epoch (epoch_us), max across ranks",
+         "column 1: puts per neighbour per epoch; then one column per algorithm, p and "
+         "(virtual) nodes"])
 
 
 def fig_f5(own, every):
-    """F5: per lock strategy (lock:vendor/polling/queued), the round time of all ranks' exclusive
-    lock epochs on one target vs puts per epoch (this MPI's vendor and ref series; procs and node
-    layout as run)."""
-    rs = pick(own, {"F5_lock"})
-    if not rs:
-        return None
-    key = lambda r: (r.params.get("nodes", 1), r.params.get("procs"), r.params.get("lock"))
-    cols = sorted({key(r) for r in rs}, key=lambda k: (k[0] or 0, k[1] or 0, str(k[2])))
-    t = {}
-    for r in rs:
-        if "epoch_us" in r.counters and "ops" in r.params:
-            t.setdefault(r.params["ops"], {})[key(r)] = r.counters["epoch_us"]
-    head = ["ops"] + ["%s p=%s%s" % (k[2], k[1], " (%s nodes)" % k[0] if k[0] != 1 else "")
-                      for k in cols]
-    comment = ["F5_lock: median µs per round (epoch_us): every rank locks rank 0 exclusively,",
-               "puts, unlocks; max across ranks. column 1: 1-byte puts per epoch; then one column",
-               "per lock strategy, p and (virtual) nodes"]
-    return {"f5_lock.time.dat": table(comment, head, t, cols)}
+    """F5: per lock strategy (lock:vendor/polling/queued), the time per exclusive lock epoch while
+    every rank locks one target vs puts per epoch (this MPI's vendor and ref series; procs and
+    node layout as run)."""
+    return epoch_us_by_strategy(
+        own, "F5_lock", "lock", "f5_lock",
+        ["F5_lock: median µs per exclusive lock epoch (epoch_us), max across ranks, while every",
+         "rank locks rank 0 back to back. column 1: 1-byte puts per epoch; then one column per",
+         "lock strategy, p and (virtual) nodes"])
 
 
 F1_NETS = ["vendor", "shm", "ucx", "auto", "am"]
