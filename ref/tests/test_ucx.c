@@ -6,7 +6,8 @@
  * go through am under both on a default window (the target's CPU: one path per location,
  * MPI-3.1 §11.7.1), which is checked too — and, on a window whose info says
  * accumulate_ops=same_op, that eligible accumulates were UCP atomics over ucx (counters accs,
- * bytes_acc) and still took effect in order. The data must be right either way. */
+ * bytes_acc) and still took effect in order. The data must be right either way. The window's
+ * metadata gauge (MPIX_Win_get_stats) must be exactly its parts, the ucx pair table included. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,11 @@ int main(int argc, char **argv)
         tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
     const int ucx = strcmp(net, "ucx") == 0;
     MPIX_Nbrma_set_impl("ref");
-    tap_plan(17);
+    tap_plan(18);
     char *base;
     MPI_Win win;
     unsigned long wa0 = nbr_ucx_stats.win_allocs, ca0 = nbr_ucx_stats.ctl_allocs;
+    long long um0 = nbr_ucx_stats.meta_bytes;
     MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     /* Alone on its node, a rank's MPI_Win_allocate memory and its control block (lock words,
      * notifications) are UCX's under ucx (UCX's shared-memory transports map them into the
@@ -53,6 +55,24 @@ int main(int argc, char **argv)
            "MPI_Win_allocate's memory and control block are %s (kinds %d, %d; UCX allocations "
            "%lu, %lu)",
            ucx ? "UCX's (UCP_MEM_MAP_ALLOCATE)" : "private and the arena's", kind, ckd, wa, ca);
+    /* The ucx state of the window (its pair table, O(P)) is part of its metadata: the gauge is
+     * exactly its parts — object, descriptors, control block, engine queues made so far, and the
+     * transport's state. */
+    MPIX_Win_stats st;
+    memset(&st, 0, sizeof st);
+    st.version = MPIX_WIN_STATS_VERSION;
+    MPIX_Win_get_stats(win, &st);
+    long long um = nbr_ucx_stats.meta_bytes - um0, parts = 0;
+    if (wobj) {
+        parts = (long long)sizeof *wobj + (long long)n * (long long)sizeof(nbr_target_t) +
+                (long long)wobj->ctl_size + um;
+        for (int r = 0; r < n; r++)
+            parts += wobj->t[r].q ? (long long)sizeof(nbr_peer_q_t) : 0;
+    }
+    tap_ok(all_ok((ucx ? um > 0 : um == 0) && st.meta.bytes == parts),
+           "the window's metadata (%lld B) is its parts (%lld B), the transport's state (%lld B) "
+           "included",
+           st.meta.bytes, parts, um);
     memset(base, 0, BYTES);
     char *src = malloc(BYTES), *back = malloc(BYTES);
     for (int i = 0; i < BYTES; i++)

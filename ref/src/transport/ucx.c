@@ -108,6 +108,7 @@ typedef struct {
     long notes_flushing; /* notifications whose flush is in flight */
     ucx_lreg_t *lr; /* dynamic: my attached regions' registrations */
     int nlr, caplr;
+    long long counted; /* bytes of this state in the window's metadata gauge (stats.c) */
 } ucx_win_t;
 
 /* ---- operations in flight -------------------------------------------------------------------- */
@@ -1349,10 +1350,19 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
             snprintf(ucx_why, sizeof ucx_why, "ucp_mem_map of the window's memory failed");
     }
     w->tp = uw;
+    /* The pair table is window metadata, O(P) like the target descriptors (MPIX_Win_get_stats'
+     * meta; given back in nbr_ucx_win_teardown). */
+    int have = uw && uw->pair && uw->dirty;
+    if (have && !uw->counted) {
+        uw->counted = (long long)sizeof *uw +
+                      (long long)w->size * (long long)(sizeof *uw->pair + sizeof *uw->dirty);
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, uw->counted);
+        nbr_ucx_stats.meta_bytes += uw->counted;
+    }
     size_t mine = sizeof card + (card.ok ? card.alen + card.wlen + card.clen : 0);
     int *len = calloc((size_t)w->size, sizeof *len), *at = calloc((size_t)w->size, sizeof *at);
     char *me = malloc(mine), *all = NULL;
-    int rc = agree(comm, len && at && me ? MPI_SUCCESS : MPI_ERR_NO_MEM);
+    int rc = agree(comm, have && len && at && me ? MPI_SUCCESS : MPI_ERR_NO_MEM);
     if (rc != MPI_SUCCESS) {
         free(len), free(at), free(me);
         if (wpk)
@@ -1478,6 +1488,10 @@ void nbr_ucx_win_teardown(nbr_win_t *w)
     free(uw->lr);
     free(uw->pair);
     free(uw->dirty);
+    if (uw->counted) {
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, -uw->counted);
+        nbr_ucx_stats.meta_bytes -= uw->counted;
+    }
     free(uw);
 }
 
