@@ -169,6 +169,17 @@ static int q_rank_ok(const nbr_win_t *w, uint64_t v)
     return v >= 1 && v <= (uint64_t)w->size;
 }
 
+/* One atomic on target t's queue tail: 1 with *old, or 0 while a remote one is in flight in c. */
+static int tail_amo(nbr_win_t *w, int t, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
+                    uint64_t *old)
+{
+    if (!nbr_tp_remote(&w->t[t])) {
+        *old = nbr_tp_amo_shm(&w->t[t].ctl->qtail, op, a, b);
+        return 1;
+    }
+    return nbr_tp_amo(w, t, NBR_W_QTAIL, op, a, b, c, old);
+}
+
 int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
 {
     int t = e->target;
@@ -186,9 +197,7 @@ int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
         e->qstep = 1;
     }
     if (e->qstep == 1) {
-        if (!nbr_tp_remote(&w->t[t]))
-            pred = nbr_tp_amo_shm(&w->t[t].ctl->qtail, NBR_AMO_SWAP, me, 0);
-        else if (!nbr_tp_amo(w, t, NBR_W_QTAIL, NBR_AMO_SWAP, me, 0, &e->cell, &pred))
+        if (!tail_amo(w, t, NBR_AMO_SWAP, me, 0, &e->cell, &pred))
             return 0;
         if (pred && q_rank_ok(w, pred)) {
             nbr_tp_amo_nr(w, (int)(pred - 1), NBR_W_QNEXT(t), NBR_AMO_SWAP, me);
@@ -219,9 +228,7 @@ int nbr_lock_handoff(nbr_win_t *w, int t)
         q->hstate = NBR_HO_CAS;
         /* fall through */
     case NBR_HO_CAS: /* no successor yet: swing the tail back to empty if it is still me */
-        if (!nbr_tp_remote(&w->t[t]))
-            old = nbr_tp_amo_shm(&w->t[t].ctl->qtail, NBR_AMO_CAS, 0, me);
-        else if (!nbr_tp_amo(w, t, NBR_W_QTAIL, NBR_AMO_CAS, 0, me, &q->hcell, &old))
+        if (!tail_amo(w, t, NBR_AMO_CAS, 0, me, &q->hcell, &old))
             return 0;
         if (old == me) {
             q->hstate = NBR_HO_NONE;

@@ -140,9 +140,19 @@ typedef struct {
     /* followed by: nbr_peer_ctr_t peer[size], then (queued lock only) nbr_qnode_t qnode[size] */
 } nbr_ctl_t;
 
+/* The control block's layout, in one place (win.c allocates it, the transports register it and
+ * address its words): where the queue nodes start, and its length without rounding. */
+static inline size_t nbr_ctl_qnode_off(int size)
+{
+    return sizeof(nbr_ctl_t) + (size_t)size * sizeof(nbr_peer_ctr_t);
+}
+static inline size_t nbr_ctl_len(int size, int lock_q)
+{
+    return nbr_ctl_qnode_off(size) + (lock_q ? (size_t)size * sizeof(nbr_qnode_t) : 0);
+}
 static inline nbr_qnode_t *nbr_ctl_qnodes(nbr_ctl_t *c, int size)
 {
-    return (nbr_qnode_t *)((char *)(c + 1) + (size_t)size * sizeof(nbr_peer_ctr_t));
+    return (nbr_qnode_t *)((char *)c + nbr_ctl_qnode_off(size));
 }
 
 /* The cache line before a control block (arena.c): it survives the block's reuse. inc counts the

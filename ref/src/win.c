@@ -640,8 +640,7 @@ typedef struct {
  * then (queued lock) one queue node per peer. */
 static size_t ctl_bytes(int p, int lock_q)
 {
-    size_t b = sizeof(nbr_ctl_t) + (size_t)p * sizeof(nbr_peer_ctr_t) +
-               (lock_q ? (size_t)p * sizeof(nbr_qnode_t) : 0);
+    size_t b = nbr_ctl_len(p, lock_q);
     return (b + NBR_CACHELINE - 1) & ~(size_t)(NBR_CACHELINE - 1);
 }
 

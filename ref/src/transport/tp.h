@@ -51,8 +51,7 @@ static inline size_t nbr_ctl_word_off(int size, int word)
 {
     if (word >= NBR_W_QNODE) {
         size_t i = (size_t)(word - NBR_W_QNODE);
-        return sizeof(nbr_ctl_t) + (size_t)size * sizeof(nbr_peer_ctr_t) +
-               i / 2 * sizeof(nbr_qnode_t) +
+        return nbr_ctl_qnode_off(size) + i / 2 * sizeof(nbr_qnode_t) +
                (i % 2 ? offsetof(nbr_qnode_t, grant) : offsetof(nbr_qnode_t, next));
     }
     return word == NBR_W_LOCK    ? offsetof(nbr_ctl_t, lock)

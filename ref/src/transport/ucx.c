@@ -1244,8 +1244,7 @@ typedef struct {
 
 static size_t ctl_len(const nbr_win_t *w)
 {
-    return sizeof(nbr_ctl_t) + (size_t)w->size * sizeof(nbr_peer_ctr_t) +
-           (w->lock_q ? (size_t)w->size * sizeof(nbr_qnode_t) : 0);
+    return nbr_ctl_len(w->size, w->lock_q);
 }
 
 /* MPI_Win_allocate's memory for a rank alone on its node in a window spanning nodes (tp.h): UCX
