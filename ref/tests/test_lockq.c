@@ -25,19 +25,10 @@
 #include "nbrma.h"
 #include "tap.h"
 #include "timing.h"
+#include "win_stats.h"
 
 #define ITERS 200
 #define BACK  8
-
-static MPIX_Win_stats stats(MPI_Win win)
-{
-    MPIX_Win_stats s;
-    memset(&s, 0, sizeof s);
-    s.version = MPIX_WIN_STATS_VERSION;
-    if (MPIX_Win_get_stats(win, &s) != MPI_SUCCESS)
-        tap_bail_out("MPIX_Win_get_stats failed");
-    return s;
-}
 
 static MPI_Win make(const char *lock, long **base)
 {
@@ -141,7 +132,7 @@ int main(int argc, char **argv)
            "MPI_Win_set_info(nbrma_lock=polling) keeps the queued lock of the creation");
 
     /* 2. memory */
-    MPIX_Win_stats sq = stats(wq), sp = stats(wp);
+    MPIX_Win_stats sq = win_stats(wq), sp = win_stats(wp);
     long long node = (long long)sizeof(nbr_qnode_t);
     tap_ok(sq.lock_queue.count == p && sq.lock_queue.bytes == p * node &&
                sq.lock_queue.bytes_hwm == p * node && sp.lock_queue.count == 0 &&

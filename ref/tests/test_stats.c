@@ -14,18 +14,9 @@
 #include "nbr.h"
 #include "nbrma.h"
 #include "tap.h"
+#include "win_stats.h"
 
 #define N 64
-
-static MPIX_Win_stats stats(MPI_Win win)
-{
-    MPIX_Win_stats s;
-    memset(&s, 0, sizeof s);
-    s.version = MPIX_WIN_STATS_VERSION;
-    if (MPIX_Win_get_stats(win, &s) != MPI_SUCCESS)
-        tap_bail_out("MPIX_Win_get_stats failed");
-    return s;
-}
 
 static MPI_Win make(int flavor, MPI_Info info, long **base, long *mem)
 {
@@ -93,10 +84,10 @@ int main(int argc, char **argv)
             tap_skip(4, "allocate_shared needs one node");
             continue;
         }
-        MPIX_Win_stats before = stats(MPI_WIN_NULL);
+        MPIX_Win_stats before = win_stats(MPI_WIN_NULL);
         long *base;
         MPI_Win win = make(flavors[f], MPI_INFO_NULL, &base, mem);
-        MPIX_Win_stats in = stats(win);
+        MPIX_Win_stats in = win_stats(win);
         long long peers = 0, pbytes = 0;
         for (int k = 0; k < MPIX_NBRMA_NTP; k++)
             peers += in.peers[k], pbytes += in.peer_bytes[k];
@@ -130,7 +121,7 @@ int main(int argc, char **argv)
             disp = all[peer];
         }
         MPI_Put(&v, 1, MPI_LONG, peer, disp, 1, MPI_LONG, win);
-        MPIX_Win_stats ep = stats(win);
+        MPIX_Win_stats ep = win_stats(win);
         MPI_Win_complete(win);
         MPI_Win_wait(win);
         MPI_Group_free(&other);
@@ -141,7 +132,7 @@ int main(int argc, char **argv)
                "%s: start and post epochs counted with their groups (%lld objects, %lld bytes)",
                flavor_name(flavors[f]), ep.epochs.count, ep.epochs.bytes);
         MPI_Win_free(&win);
-        MPIX_Win_stats after = stats(MPI_WIN_NULL);
+        MPIX_Win_stats after = win_stats(MPI_WIN_NULL);
         tap_ok(after.proc_windows.count == before.proc_windows.count &&
                    after.proc_windows.bytes == before.proc_windows.bytes &&
                    after.proc_epochs.count == before.proc_epochs.count &&
@@ -174,26 +165,26 @@ int main(int argc, char **argv)
             base[i] = -1;
         MPI_Barrier(MPI_COMM_WORLD);
         int peer = (me + 1) % p;
-        MPIX_Win_stats s0 = stats(win);
+        MPIX_Win_stats s0 = win_stats(win);
         long vals[N];
         MPI_Win_lock_all(0, win); /* ready when it returns (it covers this rank too) */
         for (int i = 0; i < N; i++) {
             vals[i] = 1000 * me + i;
             MPI_Put(&vals[i], 1, MPI_LONG, peer, i, 1, MPI_LONG, win);
         }
-        MPIX_Win_stats s1 = stats(win);
+        MPIX_Win_stats s1 = win_stats(win);
         /* the target's memory before the flush, where this rank can read it (same node) */
         nbr_win_t *w = nbr_win_find(win);
         long seen = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
         MPI_Win_flush(peer, win);
-        MPIX_Win_stats s2 = stats(win);
+        MPIX_Win_stats s2 = win_stats(win);
         long seen2 = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
         MPI_Request r;
         long rv = 7;
         MPI_Rput(&rv, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win, &r);
-        MPIX_Win_stats s3 = stats(win);
+        MPIX_Win_stats s3 = win_stats(win);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
-        MPIX_Win_stats s4 = stats(win);
+        MPIX_Win_stats s4 = win_stats(win);
         MPI_Win_unlock_all(win);
         if (delayed) {
             tap_ok(s1.ops.count == s0.ops.count + N &&
@@ -249,15 +240,15 @@ int main(int argc, char **argv)
             vals[i] = 5000 + i;
             MPI_Put(&vals[i], 1, MPI_LONG, peer, i, 1, MPI_LONG, win);
         }
-        MPIX_Win_stats q = stats(win);
+        MPIX_Win_stats q = win_stats(win);
         MPI_Info_set(info, "nbrma_issue", "eager");
         MPI_Win_set_info(win, info);
-        MPIX_Win_stats e = stats(win);
+        MPIX_Win_stats e = win_stats(win);
         nbr_win_t *w = nbr_win_find(win);
         long seen = w->t[peer].base ? ((long *)w->t[peer].base)[N - 1] : -2;
         long one = 1;
         MPI_Put(&one, 1, MPI_LONG, peer, 0, 1, MPI_LONG, win); /* eager now: no object */
-        MPIX_Win_stats e2 = stats(win);
+        MPIX_Win_stats e2 = win_stats(win);
         MPI_Win_unlock_all(win);
         MPI_Info_free(&info);
         MPI_Info got;
@@ -297,9 +288,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++)
             for (int t = 0; t < p; t++)
                 MPI_Accumulate(&one, 1, MPI_LONG, t, i, 1, MPI_LONG, MPI_SUM, win);
-        MPIX_Win_stats f1 = stats(win);
+        MPIX_Win_stats f1 = win_stats(win);
         MPI_Win_fence(0, win);
-        MPIX_Win_stats f2 = stats(win);
+        MPIX_Win_stats f2 = win_stats(win);
         tap_ok(f1.ops.count >= (long long)N * p && f2.ops.count == 0,
                "delayed, fence: %d accumulates queued until the closing fence (%lld), none after",
                N * p, f1.ops.count);
@@ -324,11 +315,11 @@ int main(int argc, char **argv)
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         tap_is_long(cls, MPI_ERR_INFO_VALUE, "nbrma_fence=ring is refused with MPI_ERR_INFO_VALUE");
         MPI_Win bwin = make(MPI_WIN_FLAVOR_ALLOCATE, MPI_INFO_NULL, &base, mem);
-        MPIX_Win_stats sb = stats(bwin);
+        MPIX_Win_stats sb = win_stats(bwin);
         MPI_Win_free(&bwin);
         MPI_Info_set(info, "nbrma_fence", "reduce_scatter");
         win = make(MPI_WIN_FLAVOR_ALLOCATE, info, &base, mem);
-        MPIX_Win_stats sr = stats(win);
+        MPIX_Win_stats sr = win_stats(win);
         tap_is_long((long)(sr.meta.bytes - sb.meta.bytes), (long)(p * (long)sizeof(int)),
                     "reduce_scatter: the window's metadata holds P ints of per-target flags more");
         MPI_Info got;
@@ -351,7 +342,7 @@ int main(int argc, char **argv)
                 for (int t = 0; t < p; t++)
                     MPI_Accumulate(&one, 1, MPI_LONG, t, i, 1, MPI_LONG, MPI_SUM, win);
             MPI_Put(&mine, 1, MPI_LONG, peer, me, 1, MPI_LONG, win);
-            MPIX_Win_stats f1 = stats(win);
+            MPIX_Win_stats f1 = win_stats(win);
             held &= f1.ops.count >= (long long)(N - p) * p + 1; /* held to the closing fence */
             MPI_Win_fence(0, win);
             for (int i = p; i < N; i++)

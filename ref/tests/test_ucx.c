@@ -15,6 +15,7 @@
 #include "nbrma.h"
 #include "tap.h"
 #include "transport/tp.h"
+#include "win_stats.h"
 
 static int all_ok(int ok)
 {
@@ -58,10 +59,7 @@ int main(int argc, char **argv)
     /* The ucx state of the window (its pair table, O(P)) is part of its metadata: the gauge is
      * exactly its parts — object, descriptors, control block, engine queues made so far, and the
      * transport's state. */
-    MPIX_Win_stats st;
-    memset(&st, 0, sizeof st);
-    st.version = MPIX_WIN_STATS_VERSION;
-    MPIX_Win_get_stats(win, &st);
+    MPIX_Win_stats st = win_stats(win);
     long long um = nbr_ucx_stats.meta_bytes - um0, parts = 0;
     if (wobj) {
         parts = (long long)sizeof *wobj + (long long)n * (long long)sizeof(nbr_target_t) +
