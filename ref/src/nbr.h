@@ -47,6 +47,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB; within a node the data is always copied directly (window info key nbrma_noncontig)") \
     X(ACC, str, "am", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock. Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
     X(LOCK, str, "polling", "how an exclusive lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the releasing holder's grant, at a cost of 16 bytes per peer in every process's control block (window info key nbrma_lock; shared locks and lock_all always poll)") \
+    X(META, str, "table", "window metadata (paper 004 §III-B, F3): table keeps a descriptor per peer (O(P) bytes per window in every process); lazy computes a peer's descriptor when the peer is first used, in address space reserved for all (memory only for the pages used), which MPI_Win_allocate windows on one node with the same size and disp_unit everywhere allow (their memory symmetric, every control block named in the symmetric segment); other windows keep the table (window info key nbrma_meta, fixed at creation; MPI_Win_get_info tells which is in force)") \
     X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
@@ -417,6 +418,7 @@ typedef struct nbr_target {
     nbr_epoch_t *lock_ep;    /* the open lock epoch toward it */
     nbr_peer_q_t *q;         /* engine state toward it (NULL until first needed) */
     unsigned char net;       /* NBR_NET_*: the transport of the pair (transport/tp.h) */
+    unsigned char made;      /* filled in (at creation; lazy windows: on first use, nbr_tgt) */
     int wrank;               /* remote: its rank in MPI_COMM_WORLD (the am communicator's) */
     int amid;                /* remote: its id of this window */
     long tp_out;             /* remote: my operations toward it not yet complete */
@@ -461,7 +463,8 @@ typedef struct nbr_win {
     unsigned char acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is
                                 "none" */
     nbr_ctl_t *ctl; /* mine */
-    nbr_target_t *t;
+    nbr_target_t *t;       /* the descriptors, one per rank (lazy: reserved, made on first use) */
+    struct nbr_lazy *lazy; /* NBRMA_META=lazy in force (win.c, nbr_tgt), else NULL */
     /* Application-level epochs (MPI-3.1 §11.5): what is open now. */
     nbr_epoch_t *fence_ep;   /* open fence epoch (access and exposure) */
     nbr_epoch_t *start_ep;   /* open PSCW access epoch */
@@ -542,6 +545,60 @@ typedef struct nbr_win {
     int *rs_flags;
     uint64_t rs_expect;
 } nbr_win_t;
+
+/* ---- window metadata: table or lazy (paper 004 §III-B, F3; win.c) -----------------------------
+ * table: w->t holds a descriptor per rank, filled at creation (O(P) bytes per window in every
+ * process). lazy (NBRMA_META / nbrma_meta): MPI_Win_allocate on one node with one size and
+ * disp_unit — 004's case where metadata can be O(1). Rank r's memory is at sym + r·stride in
+ * every process (symheap.c), and each rank writes where its control block lives into its own
+ * entry of a directory at the end of the symmetric segment; a descriptor is computed from those
+ * the first time the rank is used. w->t is then address space reserved for P descriptors, not
+ * memory: a page is only backed once a descriptor on it is made (mmap MAP_NORESERVE; memory
+ * O(pages used), counted by page). So every lookup stays &w->t[r], with no test, for table
+ * and lazy windows alike; only where a rank can be used for the first time (nbr_tgt) is there a
+ * test of t->made. An unmade descriptor is zero: size 0 and base NULL fail every fast path's
+ * checks, which then take the full path, and that makes it. Made under the big lock, as every
+ * entry point runs. */
+typedef struct {
+    int pid;
+    uint32_t zero;
+    uint64_t inc;        /* its control block's incarnation for this window */
+    nbr_arena_ref_t ctl; /* its control block, with the header line before it (arena.c) */
+} nbr_dirent_t;
+typedef struct nbr_lazy {
+    size_t len; /* the reservation's bytes (whole pages) */
+    long made;  /* descriptors made */
+    long pages; /* pages backed (counted in the window's metadata) */
+} nbr_lazy_t;
+/* The symmetric segment's directory (every symmetric allocate window has one, table or lazy). */
+static inline nbr_dirent_t *nbr_sym_dir(const nbr_win_t *w)
+{
+    return (nbr_dirent_t *)((char *)w->sym + w->sym_stride * (size_t)w->size);
+}
+void nbr_tgt_make(nbr_win_t *w, int r) __attribute__((cold));
+/* Rank r's descriptor where r may be used for the first time (the entry points: an RMA call's
+ * target, a lock, a flush, a PSCW group member's engine state): made then in a lazy window
+ * (never fails short of memory, when it aborts the job with the reason). Making one is a cache
+ * fill, not a change of the window: callers holding a const window may ask too. */
+static inline nbr_target_t *nbr_tgt(const nbr_win_t *w, int r)
+{
+    nbr_target_t *t = &w->t[r];
+    if (NBR_UNLIKELY(!t->made))
+        nbr_tgt_make((nbr_win_t *)w, r);
+    return t;
+}
+/* Rank r's descriptor where it was used before (an open epoch's target or group member, a
+ * recorded call's target, rank 0 and this process): no test at all. */
+static inline nbr_target_t *nbr_tgt_have(const nbr_win_t *w, int r)
+{
+    return &w->t[r];
+}
+/* The descriptors that exist, one per call, NULL after the last: every rank's (table), the ones
+ * made so far (lazy). *it starts at 0. O(P) steps (window free, MPIX_Win_get_stats). */
+nbr_target_t *nbr_tgt_next(nbr_win_t *w, int *it);
+/* Rank r's control block (and its incarnation, when inc is not NULL) without making its
+ * descriptor: what the fence and MPI_Win_free scan of every peer of a node. */
+nbr_ctl_t *nbr_tgt_ctl(nbr_win_t *w, int r, uint64_t *inc);
 
 extern int nbr_impl_ref; /* 1: new windows are served by ref */
 extern long nbr_spin;    /* polls before a wait yields (NBRMA_SPIN, or chosen per node) */
@@ -658,7 +715,7 @@ void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e); /* never enqueued */
 int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e);
 static inline int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->kind == NBR_EK_LOCK && w->t[e->target].q)
+    if (e->kind == NBR_EK_LOCK && nbr_tgt_have(w, e->target)->q)
         return MPI_SUCCESS;
     return nbr_epoch_peers_alloc(w, e);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nbr.h"
 #include "nbrma.h"
@@ -75,11 +76,18 @@ static void proc_part(MPIX_Win_stats *s)
 static void win_part(nbr_win_t *w, MPIX_Win_stats *s)
 {
     s->ranks = w->size;
-    for (int r = 0; r < w->size; r++) {
-        const nbr_target_t *t = &w->t[r];
+    /* A lazy window's pairs are all on this node; its descriptors are the ones made so far, and
+     * their memory the pages of its reservation that they backed (nbr.h). */
+    const nbr_lazy_t *z = w->lazy;
+    if (z) {
+        s->peers[MPIX_NBRMA_TP_SHM] = w->size;
+        s->peer_bytes[MPIX_NBRMA_TP_SHM] = z->pages * (long long)sysconf(_SC_PAGESIZE);
+    }
+    const nbr_target_t *t;
+    for (int it = 0; (t = nbr_tgt_next(w, &it));) {
         int k = tp_index(t->net);
-        s->peers[k]++;
-        s->peer_bytes[k] += (long long)sizeof *t + (t->q ? (long long)sizeof *t->q : 0);
+        s->peers[k] += !z;
+        s->peer_bytes[k] += (z ? 0 : (long long)sizeof *t) + (t->q ? (long long)sizeof *t->q : 0);
         s->region_bytes += (long long)t->rcache_cap * (long long)sizeof *t->rcache;
     }
     s->region_bytes += (long long)w->rcap * (long long)sizeof *w->regs +

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -227,6 +228,7 @@ typedef struct {
     int acc_hw;    /* NBRMA_ACC / nbrma_acc (004 §III-A, Fig. 1, F2): 1 hw, 0 am */
     int acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits */
     int lock_q;    /* NBRMA_LOCK / nbrma_lock (004 §III-C2, F5): 1 queued, 0 polling */
+    int meta_lazy; /* NBRMA_META / nbrma_meta (004 §III-B, F3): 1 lazy, 0 table */
 } nbr_sched_cfg_t;
 
 static const char *const ord_names[] = {"rar", "raw", "war", "waw"};
@@ -295,6 +297,15 @@ static int parse_lock(const char *v, int *q)
     return 1;
 }
 
+/* table / lazy into *lazy; 0 when the text is neither. */
+static int parse_meta(const char *v, int *lazy)
+{
+    if (strcasecmp(v, "table") && strcasecmp(v, "lazy"))
+        return 0;
+    *lazy = !strcasecmp(v, "lazy");
+    return 1;
+}
+
 /* eager / delayed into *delayed; 0 when the text is neither. */
 static int parse_issue(const char *v, int *delayed)
 {
@@ -351,9 +362,9 @@ static int info_choice(MPI_Info info, const char *key, int (*parse)(const char *
 }
 
 /* The window's strategy info keys (nbrma_sched, nbrma_sched_th, nbrma_issue, nbrma_fence,
- * nbrma_noncontig, accumulate_ordering, nbrma_acc, nbrma_lock) over *c (at creation, c holds the
- * NBRMA_* settings; in MPI_Win_set_info, the window's). MPI_ERR_INFO_VALUE for a bad value; msg
- * says which key and what. */
+ * nbrma_noncontig, accumulate_ordering, nbrma_acc, nbrma_lock, nbrma_meta) over *c (at creation, c
+ * holds the NBRMA_* settings; in MPI_Win_set_info, the window's). MPI_ERR_INFO_VALUE for a bad
+ * value; msg says which key and what. */
 static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen)
 {
     if (info == MPI_INFO_NULL)
@@ -388,6 +399,8 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
     if (rc == MPI_SUCCESS)
         rc =
             info_choice(info, "nbrma_lock", parse_lock, &c->lock_q, "polling or queued", msg, mlen);
+    if (rc == MPI_SUCCESS)
+        rc = info_choice(info, "nbrma_meta", parse_meta, &c->meta_lazy, "table or lazy", msg, mlen);
     return rc;
 }
 
@@ -690,7 +703,7 @@ static int data_handle(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info
         int du;
         void *p;
         rc = PMPI_Win_shared_query(w->handle, r, &sz, &du, &p);
-        w->t[r].base = p;
+        nbr_tgt_have(w, r)->base = p;
     }
     return rc;
 }
@@ -747,6 +760,8 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         nbr_ctl_hdr_t *h = nbr_ctl_hdr(c);
         mine.inc = __atomic_add_fetch(&h->inc, 1, __ATOMIC_RELEASE);
         w->ctl = c;
+        if (w->sym) /* my entry of the symmetric segment's directory (lazy peers read it) */
+            nbr_sym_dir(w)[w->rank] = (nbr_dirent_t){mine.pid, 0, mine.inc, mine.ctl};
     }
     if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
         free(info);
@@ -777,8 +792,14 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     w->acc_native = 1;
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++)
         w->acc_native &= info[r].acc_ok;
-    for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
-        nbr_target_t *t = &w->t[r];
+    for (int r = 0; rc == MPI_SUCCESS && w->lazy && r < w->size; r++)
+        /* Lazy (one node, symmetric): no descriptors yet, but every peer's control block mapped
+         * now (the mapping is the process's, kept), so that making one later cannot fail. */
+        if (r != w->rank && !nbr_arena_map(info[r].pid, info[r].ctl))
+            rc = MPI_ERR_NO_MEM;
+    for (int r = 0; rc == MPI_SUCCESS && !w->lazy && r < w->size; r++) {
+        nbr_target_t *t = nbr_tgt_have(w, r);
+        t->made = 1;
         t->wrank = info[r].wrank;
         t->amid = info[r].amid;
         if (info[r].node != mine.node) { /* another node: everything goes through messages */
@@ -816,6 +837,10 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
             t->base = w->base; /* my own memory: no CMA needed */
     }
     free(info);
+    if (rc == MPI_SUCCESS && w->lazy) { /* used by most epochs: my counters, rank 0's global word */
+        nbr_tgt(w, w->rank);
+        nbr_tgt(w, 0);
+    }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_get_group(w->handle, &w->group);
     int registered = rc == MPI_SUCCESS && (rc = registry_add(w)) == MPI_SUCCESS;
@@ -858,6 +883,125 @@ static int priv_alloc(nbr_win_t *w, size_t size, int node_ranks)
     return w->priv ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
+/* ---- lazy window metadata (NBRMA_META=lazy; paper 004 §III-B, F3; nbr.h) -------------------- */
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+/* Make rank r's descriptor from what every process of the node can know: its memory at
+ * sym + r·stride, size and disp_unit the window's own (one for all ranks), its control block
+ * from its directory entry (mapped at creation). A page of the reservation is backed when the
+ * first descriptor on it is written (reads before map the kernel's zero page): it is counted
+ * then, found by looking at the made flags of the descriptors that share it (about 24). */
+void nbr_tgt_make(nbr_win_t *w, int r)
+{
+    nbr_target_t *t = &w->t[r];
+    nbr_lazy_t *z = w->lazy;
+    if (!z) { /* a table window's descriptors are all made at creation: a caller's bug */
+        fprintf(stderr,
+                "libnbrma: internal error: rank %d's descriptor of a table window was "
+                "used before the window was set up\n",
+                r);
+        abort();
+    }
+    const size_t ps = page_size(), dsz = sizeof *t;
+    const size_t first = (size_t)r * dsz / ps, last = ((size_t)r * dsz + dsz - 1) / ps;
+    for (size_t pg = first; pg <= last; pg++) {
+        size_t lo = pg * ps / dsz, hi = ((pg + 1) * ps - 1) / dsz; /* descriptors touching it */
+        int backed = 0;
+        for (size_t q = lo; q <= hi && q < (size_t)w->size && !backed; q++)
+            backed = w->t[q].made;
+        if (!backed) {
+            z->pages++;
+            nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)ps);
+        }
+    }
+    /* Writing the page backs it; with no memory left the kernel kills the process (the
+     * reservation is MAP_NORESERVE), as an exhausted malloc arena would. */
+    const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
+    t->ctl = r == w->rank ? w->ctl
+                          : (nbr_ctl_t *)((char *)nbr_arena_map(d->pid, d->ctl) + NBR_CACHELINE);
+    t->inc = d->inc;
+    t->peer = (nbr_peer_ctr_t *)(t->ctl + 1);
+    t->base = (unsigned char *)w->sym + (size_t)r * w->sym_stride;
+    t->addr = (MPI_Aint)(uintptr_t)t->base;
+    t->size = w->bytes;
+    t->disp_unit = w->disp_unit;
+    t->pid = d->pid;
+    t->net = NBR_NET_SHM;
+    t->wrank = -1; /* remote pairs only */
+    t->amid = -1;
+    t->made = 1;
+    z->made++;
+}
+
+nbr_target_t *nbr_tgt_next(nbr_win_t *w, int *it)
+{
+    while (w->t && *it < w->size) {
+        nbr_target_t *t = &w->t[(*it)++];
+        if (t->made || !w->lazy)
+            return t;
+    }
+    return NULL;
+}
+
+nbr_ctl_t *nbr_tgt_ctl(nbr_win_t *w, int r, uint64_t *inc)
+{
+    const nbr_target_t *t = &w->t[r];
+    if (t->made || !w->lazy) {
+        if (inc)
+            *inc = t->inc;
+        return nbr_tp_remote(t) ? NULL : t->ctl;
+    }
+    const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
+    if (inc)
+        *inc = d->inc;
+    return (nbr_ctl_t *)((char *)nbr_arena_map(d->pid, d->ctl) + NBR_CACHELINE);
+}
+
+/* The table's bytes go back; address space for P descriptors is reserved in their place (no
+ * memory until a descriptor is made). Fails: the table stays. */
+static void lazy_init(nbr_win_t *w)
+{
+    size_t ps = page_size(), len;
+    if (__builtin_mul_overflow((size_t)w->size, sizeof *w->t, &len) ||
+        __builtin_add_overflow(len, ps - 1, &len))
+        return;
+    len &= ~(ps - 1);
+    nbr_lazy_t *z = calloc(1, sizeof *z);
+    void *m = z ? mmap(NULL, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                : MAP_FAILED;
+    if (m == MAP_FAILED) {
+        free(z);
+        return;
+    }
+    z->len = len;
+    nbr_stat(&w->st_meta, &nbr_st.windows, 0,
+             (long long)sizeof *z - (long long)w->size * (long long)sizeof *w->t);
+    free(w->t);
+    w->t = m;
+    w->lazy = z;
+}
+
+static void lazy_free(nbr_win_t *w)
+{
+    nbr_lazy_t *z = w->lazy;
+    if (!z)
+        return;
+    nbr_stat(&w->st_meta, &nbr_st.windows, 0,
+             -((long long)sizeof *z + z->pages * (long long)page_size()));
+    if (munmap(w->t, z->len) != 0 && nbr_cfg.VERBOSE)
+        fprintf(stderr, "libnbrma: munmap of a window's descriptor reservation failed: %s\n",
+                strerror(errno));
+    free(z);
+    w->t = NULL;
+    w->lazy = NULL;
+}
+
 static void win_destroy(nbr_win_t *w)
 {
     nbr_tp_win_teardown(w);
@@ -871,11 +1015,13 @@ static void win_destroy(nbr_win_t *w)
         nbr_epoch_drop(w, w->q_head);
     if (w->t) {
         nbr_win_engine_detach(w);
-        for (int r = 0; r < w->size; r++) {
-            free(w->t[r].rcache);
-            nbr_mem_unmap(w->t[r].mem_map, w->t[r].mem_map_len);
+        nbr_target_t *t;
+        for (int it = 0; (t = nbr_tgt_next(w, &it));) {
+            free(t->rcache);
+            nbr_mem_unmap(t->mem_map, t->mem_map_len);
         }
     }
+    lazy_free(w);
     nbr_epoch_pool_free(w);
     free(w->spare_req);
     if (w->group != MPI_GROUP_NULL)
@@ -897,9 +1043,10 @@ static void win_destroy(nbr_win_t *w)
         free(w->rs_flags);
         nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)w->size * (long long)sizeof(int));
     }
-    if (w->t) /* win_new counted the object and the descriptors together */
-        nbr_stat(NULL, &nbr_st.windows, -1,
-                 -((long long)sizeof *w + (long long)w->size * (long long)sizeof *w->t));
+    /* win_new counted the object and the descriptors together (a lazy window's: lazy_init took
+     * the table's share back, lazy_free its pages, and left no table) */
+    nbr_stat(NULL, &nbr_st.windows, -1,
+             -((long long)sizeof *w + (w->t ? (long long)w->size * (long long)sizeof *w->t : 0)));
     free(w->t);
     free(w);
 }
@@ -947,7 +1094,8 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
         return nbr_err_comm(comm, call, MPI_ERR_INFO_VALUE,
                             "info key %s has value \"%s\"; use 1 or 0 (true or false)",
                             bad ? bad : "(unreadable)", val);
-    *sched = (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0, NBR_ORD_ALL, 0};
+    *sched =
+        (nbr_sched_cfg_t){0, (MPI_Aint)nbr_cfg.SCHED_TH, 0, 0, NBR_NC_AUTO, 0, NBR_ORD_ALL, 0, 0};
     if (!parse_onoff(nbr_cfg.SCHED, &sched->on))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_SCHED=%s is neither on nor off",
                             nbr_cfg.SCHED);
@@ -967,6 +1115,9 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
     if (!parse_lock(nbr_cfg.LOCK, &sched->lock_q))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_LOCK=%s is neither polling nor queued",
                             nbr_cfg.LOCK);
+    if (!parse_meta(nbr_cfg.META, &sched->meta_lazy))
+        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_META=%s is neither table nor lazy",
+                            nbr_cfg.META);
     int rc = parse_sched(info, sched, msg, sizeof msg);
     *same_op = 0;
     if (rc == MPI_SUCCESS)
@@ -998,6 +1149,7 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm co
      * than MPI_Aint can describe could never be addressed by target_disp either. */
     if (__builtin_add_overflow((size_t)size, align - 1, &stride) ||
         __builtin_mul_overflow(stride & ~(align - 1), (size_t)n, &total) ||
+        __builtin_add_overflow(total, (size_t)n * sizeof(nbr_dirent_t), &total) ||
         total > (size_t)NBR_AINT_MAX - 4095) {
         *rc = MPI_ERR_NO_MEM;
         return -1;
@@ -1015,7 +1167,7 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm co
     }
     w->base = (char *)w->sym + (size_t)me * w->sym_stride;
     for (int q = 0; q < n; q++)
-        w->t[q].base = (unsigned char *)w->sym + (size_t)q * w->sym_stride;
+        nbr_tgt_have(w, q)->base = (unsigned char *)w->sym + (size_t)q * w->sym_stride;
     return 1;
 }
 
@@ -1109,6 +1261,15 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                  (long)size, w->size);
         return win_abandon(w, comm, call, rc, why);
     }
+    /* NBRMA_META=lazy where it applies (each rank on its own: every symmetric window has the
+     * directory, whichever layout a rank keeps; no memory for the lazy table keeps the table). */
+    if (sched.meta_lazy && sym)
+        lazy_init(w);
+    else if (sched.meta_lazy && nbr_cfg.VERBOSE && w->rank == 0)
+        fprintf(stderr,
+                "libnbrma: %s keeps a descriptor table (nbrma_meta=lazy applies to "
+                "MPI_Win_allocate on one node with the same size and disp_unit on every rank%s)\n",
+                call, flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote ? "; the sizes differ" : "");
     if (flavor == MPI_WIN_FLAVOR_SHARED ||
         (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym && !w->nremote))
         rc = data_handle(w, size, disp_unit, info, comm);
@@ -1232,7 +1393,7 @@ static void regions_publish_end(nbr_win_t *w)
 /* A fresh copy of rank r's table, unless the cached one is current. */
 static int regions_fetch(nbr_win_t *w, int r)
 {
-    nbr_target_t *t = &w->t[r];
+    nbr_target_t *t = nbr_tgt(w, r);
     for (;;) {
         uint64_t s1 = __atomic_load_n(&t->ctl->reg_seq, __ATOMIC_ACQUIRE);
         if (s1 == t->rcache_seq && t->rcache_valid)
@@ -1274,7 +1435,7 @@ int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi)
         return MPI_SUCCESS;
     if (rank == w->rank)
         return regions_cover(w->regs, w->nregs, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
-    const nbr_target_t *t = &w->t[rank];
+    const nbr_target_t *t = nbr_tgt(w, rank);
     if (nbr_tp_remote(t)) {
         /* Covered by the copy we have: go (the target checks again when the access arrives,
          * a region detached meanwhile is reported at completion). Not covered: fetch it. */
@@ -1398,15 +1559,15 @@ static void free_barrier(nbr_win_t *w)
         nbr_wait_step(&spins);
     }
     for (int r = 0; r < w->size && w->nremote; r++)
-        if (nbr_tp_remote(&w->t[r]))
+        if (nbr_tp_remote(nbr_tgt_have(w, r)))
             nbr_tp_notify(w, r, NBR_NS_FREED, 1);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, w->t[w->rank].inc, __ATOMIC_RELEASE);
+    __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, nbr_tgt_have(w, w->rank)->inc, __ATOMIC_RELEASE);
     for (int r = 0; r < w->size; r++) {
-        nbr_target_t *t = &w->t[r];
-        while (nbr_tp_remote(t)
-                   ? !__atomic_load_n(&w->t[w->rank].peer[r].freed, __ATOMIC_ACQUIRE)
-                   : __atomic_load_n(&nbr_ctl_hdr(t->ctl)->freed, __ATOMIC_ACQUIRE) < t->inc) {
+        uint64_t inc;
+        nbr_ctl_t *c = nbr_tgt_ctl(w, r, &inc); /* a node peer's (lazy: no descriptor made) */
+        while (!c ? !__atomic_load_n(&((nbr_peer_ctr_t *)(w->ctl + 1))[r].freed, __ATOMIC_ACQUIRE)
+                  : __atomic_load_n(&nbr_ctl_hdr(c)->freed, __ATOMIC_ACQUIRE) < inc) {
             if (w->nremote)
                 nbr_progress(); /* serve the remote peers still working on this window */
             else
@@ -1498,8 +1659,8 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     NBR_ENTER();
     unsigned flags = w->flags;
     char msg[200];
-    nbr_sched_cfg_t sched = {w->sched,    w->sched_bytes, w->issue_cfg, w->fence_rs,
-                             w->noncontig, w->acc_hw,     w->acc_order, w->lock_q};
+    nbr_sched_cfg_t sched = {w->sched,  w->sched_bytes, w->issue_cfg, w->fence_rs,    w->noncontig,
+                             w->acc_hw, w->acc_order,   w->lock_q,    w->lazy != NULL};
     int rc = parse_flags(info, &flags, &bad, val, (int)sizeof val), src = MPI_SUCCESS;
     int same_op = w->acc_same_op;
     if (rc == MPI_SUCCESS) /* a key the info does not name keeps the window's setting */
@@ -1519,6 +1680,8 @@ NBR_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     /* nbrma_lock: checked, the creation's value kept (the queue nodes are part of the control
      * block laid out then, and a lock waiting in a queue must be handed off by its holder). */
     sched.lock_q = w->lock_q;
+    /* nbrma_meta: checked; the layout is the creation's (every descriptor of a table window
+     * exists, and a lazy window has no table to return to). */
     if (rc == MPI_SUCCESS && src == MPI_SUCCESS) {
         w->flags = flags;
         if (w->issue_delayed && !sched.delayed && !w->rs_hold && w->held_head)
@@ -1566,6 +1729,8 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
         rc = PMPI_Info_set(*info, "nbrma_acc", w->acc_hw ? "hw" : "am");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_lock", w->lock_q ? "queued" : "polling");
+    if (rc == MPI_SUCCESS) /* the layout in force: lazy only where it applies (nbrma_meta) */
+        rc = PMPI_Info_set(*info, "nbrma_meta", w->lazy ? "lazy" : "table");
     char ord[32] = "";
     for (int i = 0; i < 4; i++)
         if (w->acc_order & (1 << i))
@@ -1638,15 +1803,15 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
         return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RMA_FLAVOR,
                        "the window's memory is not shared (flavor create or dynamic)");
     if (rank == MPI_PROC_NULL) {
-        for (rank = 0; rank < w->size - 1 && w->t[rank].size == 0; rank++)
+        for (rank = 0; rank < w->size - 1 && nbr_tgt(w, rank)->size == 0; rank++)
             ;
     } else if (rank < 0 || rank >= w->size) {
         return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RANK,
                        "rank %d is not in the window's group of %d", rank, w->size);
     }
-    *size = w->t[rank].size;
-    *disp_unit = w->t[rank].disp_unit;
-    *(void **)baseptr = w->t[rank].base ? (void *)w->t[rank].base : NULL;
+    *size = nbr_tgt(w, rank)->size;
+    *disp_unit = nbr_tgt(w, rank)->disp_unit;
+    *(void **)baseptr = nbr_tgt(w, rank)->base ? (void *)nbr_tgt(w, rank)->base : NULL;
     return MPI_SUCCESS;
 }
 

@@ -1,0 +1,239 @@
+/* test_meta.c — window metadata, table vs lazy (NBRMA_META / nbrma_meta; paper 004 §III-B, F3;
+ * win.c, nbr.h's nbr_tgt).
+ *
+ * 1. The info key: MPI_Win_get_info reports the layout in force — lazy for MPI_Win_allocate on
+ *    one node with one size and disp_unit, table for a create window and for allocate with sizes
+ *    that differ; a bad value is refused with MPI_ERR_INFO_VALUE at creation and in
+ *    MPI_Win_set_info, which cannot switch the layout; a bad NBRMA_META with MPI_ERR_ARG.
+ * 2. Descriptors are made on first use: a fresh lazy window has made rank 0's and its own only
+ *    (its made flags and count), and MPIX_Win_get_stats counts the pages they backed; a table
+ *    window holds P descriptors.
+ * 3. O(1): a lazy window's metadata outside the control block is the same on a communicator of
+ *    2 ranks and of P (the table's grows by a descriptor per rank).
+ * 4. Epochs of every kind between neighbours (fence, PSCW, lock, lock_all) move the right data
+ *    and make exactly the neighbours' descriptors: the fence's scan of every peer makes none.
+ * 5. Every rank puts to every rank: P descriptors, every value in place.
+ * 6. Freeing the windows returns every byte they counted (the process's gauge). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nbr.h"
+#include "nbrma.h"
+#include "tap.h"
+#include "win_stats.h"
+
+static MPI_Win make(const char *meta, MPI_Aint n, MPI_Comm comm, long **base)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (meta)
+        MPI_Info_set(info, "nbrma_meta", meta);
+    MPI_Win win = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate(n * (MPI_Aint)sizeof(long), sizeof(long), info, comm, base, &win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS)
+        tap_bail_out("MPI_Win_allocate with nbrma_meta=%s failed", meta ? meta : "(none)");
+    memset(*base, 0, (size_t)n * sizeof(long));
+    MPI_Barrier(comm);
+    return win;
+}
+
+static int info_says(MPI_Win win, const char *want)
+{
+    MPI_Info info;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int found = 0;
+    MPI_Win_get_info(win, &info);
+    MPI_Info_get(info, "nbrma_meta", MPI_MAX_INFO_VAL, val, &found);
+    MPI_Info_free(&info);
+    return found && !strcmp(val, want);
+}
+
+/* Descriptors a lazy window made (the library's own count, and a walk of the reservation). */
+static long long made(MPI_Win win, int p)
+{
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w || !w->lazy)
+        tap_bail_out("the window is not a lazy libnbrma window");
+    long long n = 0;
+    for (int r = 0; r < p; r++)
+        n += w->t[r].made;
+    return n == w->lazy->made ? n : -1;
+}
+
+static int all(int ok)
+{
+    int v = ok;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    tap_init(MPI_COMM_WORLD);
+    MPIX_Nbrma_set_impl("ref");
+    int me, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    tap_plan(9);
+    long *wb;
+    MPI_Win witness = make("table", 1, MPI_COMM_WORLD, &wb);
+    long long before = win_stats(witness).proc_windows.bytes;
+
+    /* 1. the info key */
+    long *lb, *tb, *cb = calloc((size_t)p, sizeof(long)), *ub;
+    MPI_Win wl = make("lazy", 4 + p, MPI_COMM_WORLD, &lb),
+            wt = make(NULL, 4 + p, MPI_COMM_WORLD, &tb);
+    MPI_Info li;
+    MPI_Info_create(&li);
+    MPI_Info_set(li, "nbrma_meta", "lazy");
+    MPI_Win wc, wu;
+    MPI_Win_create(cb, p * (MPI_Aint)sizeof(long), sizeof(long), li, MPI_COMM_WORLD, &wc);
+    MPI_Win_allocate((me + 1) * (MPI_Aint)sizeof(long), sizeof(long), li, MPI_COMM_WORLD, &ub, &wu);
+    tap_ok(all(info_says(wl, "lazy") && info_says(wt, "table") && info_says(wc, "table") &&
+               info_says(wu, "table")),
+           "nbrma_meta: lazy in force for MPI_Win_allocate with one size, table by default, for "
+           "MPI_Win_create and for sizes that differ");
+    MPI_Win_free(&wu);
+    MPI_Win_free(&wc);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info_set(li, "nbrma_meta", "tree");
+    long *xb;
+    MPI_Win wx = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate(8, 8, li, MPI_COMM_WORLD, &xb, &wx), cls = -1, cls2 = -1, cls3 = -1;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    if (wx != MPI_WIN_NULL)
+        MPI_Win_free(&wx);
+    MPI_Win_set_errhandler(wl, MPI_ERRORS_RETURN);
+    if ((rc = MPI_Win_set_info(wl, li)) != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls2);
+    MPI_Info_set(li, "nbrma_meta", "table");
+    int rc3 = MPI_Win_set_info(wl, li);
+    tap_ok(all(cls == MPI_ERR_INFO_VALUE && cls2 == MPI_ERR_INFO_VALUE && rc3 == MPI_SUCCESS &&
+               info_says(wl, "lazy")),
+           "nbrma_meta=tree refused with MPI_ERR_INFO_VALUE at creation (%d) and in "
+           "MPI_Win_set_info (%d); set_info(table) keeps the lazy layout",
+           cls, cls2);
+    const char *saved = nbr_cfg.META;
+    nbr_cfg.META = "bogus";
+    wx = MPI_WIN_NULL;
+    if ((rc = MPI_Win_allocate(8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &xb, &wx)) != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls3);
+    if (wx != MPI_WIN_NULL)
+        MPI_Win_free(&wx);
+    nbr_cfg.META = saved;
+    tap_ok(all(cls3 == MPI_ERR_ARG), "NBRMA_META=bogus refused with MPI_ERR_ARG (%d)", cls3);
+    MPI_Info_free(&li);
+
+    /* 2. made on first use; their memory is the pages they backed */
+    MPIX_Win_stats st = win_stats(wt), sl0 = win_stats(wl);
+    long long m0 = made(wl, p), ps = sysconf(_SC_PAGESIZE);
+    long long pages = nbr_win_find(wl)->lazy->pages;
+    tap_ok(all(m0 == (me == 0 ? 1 : 2) && pages >= 1 && pages <= 2 &&
+               sl0.peer_bytes[MPIX_NBRMA_TP_SHM] == pages * ps &&
+               st.peer_bytes[MPIX_NBRMA_TP_SHM] == p * (long long)sizeof(nbr_target_t)),
+           "a fresh lazy window made %lld descriptors (rank 0's and its own) on %lld page(s), "
+           "counted as %lld bytes; the table holds %d of %zu bytes",
+           m0, pages, sl0.peer_bytes[MPIX_NBRMA_TP_SHM], p, sizeof(nbr_target_t));
+
+    /* 3. O(1): beside a lazy window of 2 ranks (ranks 2k, 2k+1; compared where neither window
+     *    put rank 0 and itself in one descriptor) */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, me / 2, me, &half);
+    int hn;
+    MPI_Comm_size(half, &hn);
+    long *hb;
+    MPI_Win wh = make("lazy", 4 + p, half, &hb);
+    MPIX_Win_stats sl = win_stats(wl), sh = win_stats(wh);
+    long long big = sl.meta.bytes - sl.ctl_bytes, small = sh.meta.bytes - sh.ctl_bytes;
+    int cmp = hn == 2 && me % 2 == 1;
+    tap_ok(all(!cmp || big == small),
+           "lazy metadata outside the control block: %lld bytes at P = %d, %lld at P = %d (the "
+           "table's: %lld at P = %d)",
+           big, p, small, hn, st.meta.bytes - st.ctl_bytes, p);
+    MPI_Win_free(&wh);
+    MPI_Comm_free(&half);
+
+    /* 4. every kind of epoch toward the right neighbour, the same on both windows */
+    int right = (me + 1) % p, left = (me + p - 1) % p;
+    MPI_Group world, gl, gr;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &left, &gl);
+    MPI_Group_incl(world, 1, &right, &gr);
+    int data_ok = 1;
+    MPI_Win ws[2] = {wl, wt};
+    long *bs[2] = {lb, tb};
+    for (int k = 0; k < 2; k++) {
+        long v = 1000 + me;
+        MPI_Win_fence(0, ws[k]);
+        MPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, ws[k]);
+        MPI_Win_fence(0, ws[k]);
+        data_ok &= bs[k][0] == 1000 + left;
+        v = 2000 + me;
+        MPI_Win_post(gl, 0, ws[k]);
+        MPI_Win_start(gr, 0, ws[k]);
+        MPI_Put(&v, 1, MPI_LONG, right, 1, 1, MPI_LONG, ws[k]);
+        MPI_Win_complete(ws[k]);
+        MPI_Win_wait(ws[k]);
+        data_ok &= bs[k][1] == 2000 + left;
+        v = 3000 + me;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, ws[k]);
+        MPI_Put(&v, 1, MPI_LONG, right, 2, 1, MPI_LONG, ws[k]);
+        MPI_Win_unlock(right, ws[k]);
+        v = 4000 + me;
+        MPI_Win_lock_all(0, ws[k]);
+        MPI_Put(&v, 1, MPI_LONG, right, 3, 1, MPI_LONG, ws[k]);
+        MPI_Win_flush_all(ws[k]);
+        MPI_Win_unlock_all(ws[k]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, me, 0, ws[k]);
+        data_ok &= bs[k][2] == 3000 + left && bs[k][3] == 4000 + left;
+        MPI_Win_unlock(me, ws[k]);
+    }
+    long long m1 = made(wl, p), want = 1 + (me != 0) + (right != 0 && right != me) +
+                                       (left != 0 && left != me && left != right);
+    tap_ok(all(data_ok && m1 == want),
+           "fence, PSCW, lock and lock_all epochs between neighbours: data in place, %lld "
+           "descriptors (want %lld: rank 0, itself, its neighbours)",
+           m1, want);
+    MPI_Group_free(&gl);
+    MPI_Group_free(&gr);
+    MPI_Group_free(&world);
+
+    /* 5. every rank to every rank */
+    MPI_Win_fence(0, wl);
+    long *vals = calloc((size_t)p, sizeof(long)); /* untouched until the fence completes them */
+    for (int r = 0; r < p; r++) {
+        vals[r] = 100 * me + r;
+        MPI_Put(&vals[r], 1, MPI_LONG, r, 4 + me, 1, MPI_LONG, wl);
+    }
+    MPI_Win_fence(0, wl);
+    int all_ok = 1;
+    for (int r = 0; r < p; r++)
+        all_ok &= lb[4 + r] == 100 * r + me;
+    free(vals);
+    long long m2 = made(wl, p);
+    tap_ok(all(all_ok && m2 == p),
+           "every rank puts to every rank: every value in place, all %d "
+           "descriptors made (%lld)",
+           p, m2);
+    tap_ok(all(win_stats(wl).peers[MPIX_NBRMA_TP_SHM] == p),
+           "the lazy window still counts its %d pairs on this node", p);
+
+    /* 6. every byte back */
+    MPI_Win_free(&wl);
+    MPI_Win_free(&wt);
+    long long after = win_stats(witness).proc_windows.bytes;
+    tap_ok(all(after == before), "freeing the windows returns every byte they counted (%lld, %lld)",
+           before, after);
+    MPI_Win_free(&witness);
+    free(cb);
+    int rc_all = tap_done();
+    MPI_Finalize();
+    return rc_all;
+}
