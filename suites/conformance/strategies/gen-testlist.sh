@@ -11,14 +11,17 @@
 #   NBRMA_ACC=hw          accumulates across nodes by 004 Fig. 1's lock + get + put over UCX (F2)
 #   NBRMA_LOCK=queued     exclusive locks wait in an MCS queue at the target for the releasing
 #                         holder's grant instead of retrying the lock word (004 §III-C2, F5)
+#   NBRMA_META=lazy       no per-peer descriptor table: MPI_Win_allocate windows on one node make a
+#                         peer's descriptor when it is first used (004 §III-B, F3)
 # make check runs a representative cell of each strategy (its subset of programs, below); the rest
 # of the matrix is marked `full` (make check FULL=1). NONCONTIG and ACC change only pairs on
-# different nodes, so their make check cells are the virtual-node ones.
+# different nodes, so their make check cells are the virtual-node ones; META changes only windows
+# on one node (a window across nodes keeps its table), so it has no virtual-node cell.
 #   gen-testlist.sh           rewrite the testlist
 #   gen-testlist.sh --check   TAP: is the testlist what this script writes?
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=blocks NBRMA_NONCONTIG=packed NBRMA_ACC=hw NBRMA_LOCK=queued"
+STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=blocks NBRMA_NONCONTIG=packed NBRMA_ACC=hw NBRMA_LOCK=queued NBRMA_META=lazy"
 # Programs whose RMA calls sit in ready epochs of every synchronization mode, request-based calls,
 # accumulate ordering, lock_loadstore (its create window caught a flush that waited forever under
 # delayed issue), and the randomized nonblocking programs: what a strategy changes. The operation
@@ -33,6 +36,7 @@ subset() {
     NBRMA_NONCONTIG=*) echo "typemap_bytes" ;;
     NBRMA_ACC=*) echo "acc_mixed acc_same_op atomics_cas ordering" ;;
     NBRMA_LOCK=*) echo "sync_passive contention_lock lock_loadstore linked_list nb_random nb_rules" ;;
+    NBRMA_META=*) echo "$SUBSET win_allocate acc_mixed atomics_cas" ;;
     *) echo "$SUBSET" ;;
     esac
 }
@@ -45,6 +49,7 @@ gen-testlist.sh 0 timeout=30 -- --check
 HDR
     for s in $STRATEGIES; do
         for mode in 0 1; do
+            case $s in NBRMA_META=*) [ $mode = 1 ] && continue ;; esac
             if [ $mode = 0 ]; then echo "# $s, one node"; else echo "# $s, every rank its own node"; fi
             sub=" $(subset "$s") "
             case $s in NBRMA_NONCONTIG=* | NBRMA_ACC=*) [ $mode = 0 ] && sub=" " ;; esac
