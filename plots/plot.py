@@ -672,7 +672,7 @@ def fig_f2(own, every):
     return {"f2_acc.dat": table(comment, head, t, cols, label)}
 
 
-F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff"]
+F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff", "allocate_lazy"]
 F3_SCALES = [2048, 100000]
 
 

@@ -5,9 +5,10 @@
  * units (disp_unit) and memory keys — O(P) except MPI_Win_allocate with one disp_unit, which can
  * be O(1) with symmetric allocation. Here every rank creates one window per sample, of one shape
  * per case: MPI_Win_create or MPI_Win_allocate (4 KiB), with the same disp_unit on every rank or
- * a different one (rank + 1), and reads MPIX_Win_get_stats before freeing it. Counters (the
- * largest across ranks; counters at the allocation sites, not a model): meta_bytes, the window's
- * metadata in the process (object, per-peer descriptors, engine queues, control block);
+ * a different one (rank + 1), and MPI_Win_allocate with nbrma_meta=lazy (F3's O(1) layout:
+ * descriptors made on first use, win.c), and reads MPIX_Win_get_stats before freeing it. Counters
+ * (the largest across ranks; counters at the allocation sites, not a model): meta_bytes, the
+ * window's metadata in the process (object, per-peer descriptors, engine queues, control block);
  * peer_bytes, the per-peer part; ctl_bytes, the node-shared control block (32 B of matching
  * counters per peer); per_rank_bytes = meta_bytes / P. Timed: create_us (one create + stats +
  * free; R2 times creation in detail). Run at P = 2, 4, 8: plot.py fits meta_bytes = a + b·P per
@@ -22,9 +23,9 @@
 
 extern int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats) __attribute__((weak));
 
-enum { S_CREATE_SAME, S_CREATE_DIFF, S_ALLOCATE_SAME, S_ALLOCATE_DIFF, S_N };
+enum { S_CREATE_SAME, S_CREATE_DIFF, S_ALLOCATE_SAME, S_ALLOCATE_DIFF, S_ALLOCATE_LAZY, S_N };
 static const char *const shape[S_N] = {"create_same", "create_diff", "allocate_same",
-                                       "allocate_diff"};
+                                       "allocate_diff", "allocate_lazy"};
 
 static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
 {
@@ -32,7 +33,16 @@ static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
     *base = mem;
     if (c->op == S_CREATE_SAME || c->op == S_CREATE_DIFF)
         return MPI_Win_create(mem, 4096, du, MPI_INFO_NULL, c->ctx->comm, w);
-    return MPI_Win_allocate(4096, du, MPI_INFO_NULL, c->ctx->comm, base, w);
+    if (c->op != S_ALLOCATE_LAZY)
+        return MPI_Win_allocate(4096, du, MPI_INFO_NULL, c->ctx->comm, base, w);
+    /* 004's O(1) case: no descriptor until a peer is used (nbrma_meta=lazy; one node only, else
+     * the window keeps its table, and the case says so) */
+    MPI_Info info;
+    int rc = MPI_Info_create(&info);
+    if (rc == MPI_SUCCESS && (rc = MPI_Info_set(info, "nbrma_meta", "lazy")) == MPI_SUCCESS)
+        rc = MPI_Win_allocate(4096, du, info, c->ctx->comm, base, w);
+    MPI_Info_free(&info);
+    return rc;
 }
 
 static void run(gb_state_t *st, void *arg)
@@ -50,6 +60,21 @@ static void run(gb_state_t *st, void *arg)
     MPI_Win w;
     /* once: the window moves data (disp 0 of the right neighbour: disp_unit does not matter) */
     NBH_MPI(c, make(c, mem, &w, &base));
+    if (c->op == S_ALLOCATE_LAZY) {
+        MPI_Info info;
+        char val[MPI_MAX_INFO_VAL + 1] = "";
+        int found = 0;
+        NBH_MPI(c, MPI_Win_get_info(w, &info));
+        NBH_MPI(c, MPI_Info_get(info, "nbrma_meta", MPI_MAX_INFO_VAL, val, &found));
+        NBH_MPI(c, MPI_Info_free(&info));
+        if (!found || strcmp(val, "lazy")) {
+            NBH_MPI(c, MPI_Win_free(&w));
+            free(mem);
+            gb_skip_with_error(st, "nbrma_meta=lazy applies to windows on one node: this one kept "
+                                   "its descriptor table");
+            return;
+        }
+    }
     long v = me + 1;
     NBH_MPI(c, MPI_Win_fence(0, w));
     NBH_MPI(c, MPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, w));
