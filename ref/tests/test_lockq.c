@@ -46,17 +46,6 @@ static MPI_Win make(const char *lock, long **base)
     return win;
 }
 
-static int info_says(MPI_Win win, const char *want)
-{
-    MPI_Info info;
-    char val[MPI_MAX_INFO_VAL + 1] = "";
-    int found = 0;
-    MPI_Win_get_info(win, &info);
-    MPI_Info_get(info, "nbrma_lock", MPI_MAX_INFO_VAL, val, &found);
-    MPI_Info_free(&info);
-    return found && !strcmp(val, want);
-}
-
 /* Progress until *word (in this process's memory) equals want, for at most the suite's scaled
  * limit: a fatal failure names what did not happen. */
 static void await_word(const uint64_t *word, uint64_t want, const char *what)
@@ -103,7 +92,7 @@ int main(int argc, char **argv)
     /* 1. the info key */
     long *qb, *pb;
     MPI_Win wq = make("queued", &qb), wp = make("polling", &pb);
-    tap_ok(info_says(wq, "queued") && info_says(wp, "polling"),
+    tap_ok(win_info_is(wq, "nbrma_lock", "queued") && win_info_is(wp, "nbrma_lock", "polling"),
            "MPI_Win_get_info reports nbrma_lock=queued and =polling as created");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Info bad;
@@ -128,7 +117,7 @@ int main(int argc, char **argv)
            "nbrma_lock=fifo is refused with MPI_ERR_INFO_VALUE at creation (%d) and in "
            "MPI_Win_set_info (%d)",
            cls, cls2);
-    tap_ok(rc3 == MPI_SUCCESS && info_says(wq, "queued"),
+    tap_ok(rc3 == MPI_SUCCESS && win_info_is(wq, "nbrma_lock", "queued"),
            "MPI_Win_set_info(nbrma_lock=polling) keeps the queued lock of the creation");
 
     /* 2. memory */

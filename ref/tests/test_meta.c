@@ -13,7 +13,8 @@
  * 4. Epochs of every kind between neighbours (fence, PSCW, lock, lock_all) move the right data
  *    and make exactly the neighbours' descriptors: the fence's scan of every peer makes none.
  * 5. Every rank puts to every rank: P descriptors, every value in place.
- * 6. Freeing the windows returns every byte they counted (the process's gauge). */
+ * 6. Freeing the windows returns every byte they counted (the process's gauge).
+ * (tap_ok is collective: a point fails when it fails on any rank.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,17 +41,6 @@ static MPI_Win make(const char *meta, MPI_Aint n, MPI_Comm comm, long **base)
     return win;
 }
 
-static int info_says(MPI_Win win, const char *want)
-{
-    MPI_Info info;
-    char val[MPI_MAX_INFO_VAL + 1] = "";
-    int found = 0;
-    MPI_Win_get_info(win, &info);
-    MPI_Info_get(info, "nbrma_meta", MPI_MAX_INFO_VAL, val, &found);
-    MPI_Info_free(&info);
-    return found && !strcmp(val, want);
-}
-
 /* Descriptors a lazy window made (the library's own count, and a walk of the reservation). */
 static long long made(MPI_Win win, int p)
 {
@@ -61,13 +51,6 @@ static long long made(MPI_Win win, int p)
     for (int r = 0; r < p; r++)
         n += w->t[r].made;
     return n == w->lazy->made ? n : -1;
-}
-
-static int all(int ok)
-{
-    int v = ok;
-    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    return v;
 }
 
 int main(int argc, char **argv)
@@ -94,8 +77,8 @@ int main(int argc, char **argv)
     MPI_Win wc, wu;
     MPI_Win_create(cb, p * (MPI_Aint)sizeof(long), sizeof(long), li, MPI_COMM_WORLD, &wc);
     MPI_Win_allocate((me + 1) * (MPI_Aint)sizeof(long), sizeof(long), li, MPI_COMM_WORLD, &ub, &wu);
-    tap_ok(all(info_says(wl, "lazy") && info_says(wt, "table") && info_says(wc, "table") &&
-               info_says(wu, "table")),
+    tap_ok(win_info_is(wl, "nbrma_meta", "lazy") && win_info_is(wt, "nbrma_meta", "table") &&
+               win_info_is(wc, "nbrma_meta", "table") && win_info_is(wu, "nbrma_meta", "table"),
            "nbrma_meta: lazy in force for MPI_Win_allocate with one size, table by default, for "
            "MPI_Win_create and for sizes that differ");
     MPI_Win_free(&wu);
@@ -114,8 +97,8 @@ int main(int argc, char **argv)
         MPI_Error_class(rc, &cls2);
     MPI_Info_set(li, "nbrma_meta", "table");
     int rc3 = MPI_Win_set_info(wl, li);
-    tap_ok(all(cls == MPI_ERR_INFO_VALUE && cls2 == MPI_ERR_INFO_VALUE && rc3 == MPI_SUCCESS &&
-               info_says(wl, "lazy")),
+    tap_ok(cls == MPI_ERR_INFO_VALUE && cls2 == MPI_ERR_INFO_VALUE && rc3 == MPI_SUCCESS &&
+               win_info_is(wl, "nbrma_meta", "lazy"),
            "nbrma_meta=tree refused with MPI_ERR_INFO_VALUE at creation (%d) and in "
            "MPI_Win_set_info (%d); set_info(table) keeps the lazy layout",
            cls, cls2);
@@ -127,16 +110,16 @@ int main(int argc, char **argv)
     if (wx != MPI_WIN_NULL)
         MPI_Win_free(&wx);
     nbr_cfg.META = saved;
-    tap_ok(all(cls3 == MPI_ERR_ARG), "NBRMA_META=bogus refused with MPI_ERR_ARG (%d)", cls3);
+    tap_ok(cls3 == MPI_ERR_ARG, "NBRMA_META=bogus refused with MPI_ERR_ARG (%d)", cls3);
     MPI_Info_free(&li);
 
     /* 2. made on first use; their memory is the pages they backed */
     MPIX_Win_stats st = win_stats(wt), sl0 = win_stats(wl);
     long long m0 = made(wl, p), ps = sysconf(_SC_PAGESIZE);
     long long pages = nbr_win_find(wl)->lazy->pages;
-    tap_ok(all(m0 == (me == 0 ? 1 : 2) && pages >= 1 && pages <= 2 &&
+    tap_ok(m0 == (me == 0 ? 1 : 2) && pages >= 1 && pages <= 2 &&
                sl0.peer_bytes[MPIX_NBRMA_TP_SHM] == pages * ps &&
-               st.peer_bytes[MPIX_NBRMA_TP_SHM] == p * (long long)sizeof(nbr_target_t)),
+               st.peer_bytes[MPIX_NBRMA_TP_SHM] == p * (long long)sizeof(nbr_target_t),
            "a fresh lazy window made %lld descriptors (rank 0's and its own) on %lld page(s), "
            "counted as %lld bytes; the table holds %d of %zu bytes",
            m0, pages, sl0.peer_bytes[MPIX_NBRMA_TP_SHM], p, sizeof(nbr_target_t));
@@ -152,7 +135,7 @@ int main(int argc, char **argv)
     MPIX_Win_stats sl = win_stats(wl), sh = win_stats(wh);
     long long big = sl.meta.bytes - sl.ctl_bytes, small = sh.meta.bytes - sh.ctl_bytes;
     int cmp = hn == 2 && me % 2 == 1;
-    tap_ok(all(!cmp || big == small),
+    tap_ok(!cmp || big == small,
            "lazy metadata outside the control block: %lld bytes at P = %d, %lld at P = %d (the "
            "table's: %lld at P = %d)",
            big, p, small, hn, st.meta.bytes - st.ctl_bytes, p);
@@ -197,7 +180,7 @@ int main(int argc, char **argv)
     }
     long long m1 = made(wl, p), want = 1 + (me != 0) + (right != 0 && right != me) +
                                        (left != 0 && left != me && left != right);
-    tap_ok(all(data_ok && m1 == want),
+    tap_ok(data_ok && m1 == want,
            "fence, PSCW, lock and lock_all epochs between neighbours: data in place, %lld "
            "descriptors (want %lld: rank 0, itself, its neighbours)",
            m1, want);
@@ -218,18 +201,18 @@ int main(int argc, char **argv)
         all_ok &= lb[4 + r] == 100 * r + me;
     free(vals);
     long long m2 = made(wl, p);
-    tap_ok(all(all_ok && m2 == p),
+    tap_ok(all_ok && m2 == p,
            "every rank puts to every rank: every value in place, all %d "
            "descriptors made (%lld)",
            p, m2);
-    tap_ok(all(win_stats(wl).peers[MPIX_NBRMA_TP_SHM] == p),
+    tap_ok(win_stats(wl).peers[MPIX_NBRMA_TP_SHM] == p,
            "the lazy window still counts its %d pairs on this node", p);
 
     /* 6. every byte back */
     MPI_Win_free(&wl);
     MPI_Win_free(&wt);
     long long after = win_stats(witness).proc_windows.bytes;
-    tap_ok(all(after == before), "freeing the windows returns every byte they counted (%lld, %lld)",
+    tap_ok(after == before, "freeing the windows returns every byte they counted (%lld, %lld)",
            before, after);
     MPI_Win_free(&witness);
     free(cb);

@@ -12,6 +12,7 @@
 #include "nbr.h"
 #include "nbrma.h"
 #include "tap.h"
+#include "win_stats.h"
 
 enum { TH = 4096, BIG = 8192, SMALL = 1024, NSLOT = 8 };
 
@@ -69,29 +70,13 @@ static nbr_win_t *ref_of(MPI_Win win)
     return w;
 }
 
-static int info_is(MPI_Win win, const char *key, const char *want)
-{
-    MPI_Info info;
-    char v[64] = "";
-    int found = 0;
-    MPI_Win_get_info(win, &info);
-    MPI_Info_get(info, key, (int)sizeof v - 1, v, &found);
-    MPI_Info_free(&info);
-    if (!found || strcmp(v, want)) {
-        tap_diag("MPI_Win_get_info: %s is \"%s\", expected \"%s\"", key, found ? v : "(none)",
-                 want);
-        return 0;
-    }
-    return 1;
-}
-
 /* lock_all: what is held, what is not, and what flushes release. */
 static void passive(void)
 {
     unsigned char *mem, src[5][BIG], got[BIG];
     MPI_Win win = make_win("on", "4096", &mem, MPI_COMM_WORLD);
     nbr_win_t *w = ref_of(win);
-    tap_ok(info_is(win, "nbrma_sched", "on") && info_is(win, "nbrma_sched_th", "4096") &&
+    tap_ok(win_info_is(win, "nbrma_sched", "on") && win_info_is(win, "nbrma_sched_th", "4096") &&
                w->sched_th == TH,
            "nbrma_sched=on, nbrma_sched_th=4096: MPI_Win_get_info reports them, the window "
            "schedules");
@@ -230,7 +215,7 @@ static void settings(void)
     fill(src, BIG, me, 0);
     MPI_Win win = make_win("off", NULL, &mem, MPI_COMM_WORLD);
     nbr_win_t *w = ref_of(win);
-    int ok = w->sched_th == NBR_AINT_MAX && info_is(win, "nbrma_sched", "off");
+    int ok = w->sched_th == NBR_AINT_MAX && win_info_is(win, "nbrma_sched", "off");
     MPI_Win_lock_all(0, win);
     if (me == 0) {
         MPI_Put(src, BIG, MPI_BYTE, 1, 0, BIG, MPI_BYTE, win);
@@ -243,10 +228,10 @@ static void settings(void)
     MPI_Info_create(&on);
     MPI_Info_set(on, "nbrma_sched", "on");
     MPI_Win_set_info(win, on);
-    ok = w->sched_th == 8192 && info_is(win, "nbrma_sched", "on");
+    ok = w->sched_th == 8192 && win_info_is(win, "nbrma_sched", "on");
     MPI_Info_set(on, "nbrma_sched_th", "100");
     MPI_Win_set_info(win, on);
-    ok &= w->sched_th == 100 && info_is(win, "nbrma_sched_th", "100");
+    ok &= w->sched_th == 100 && win_info_is(win, "nbrma_sched_th", "100");
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     MPI_Info bad;
     MPI_Info_create(&bad);
@@ -266,7 +251,7 @@ static void settings(void)
                "change nothing");
 
     win = make_win(NULL, NULL, &mem, MPI_COMM_WORLD);
-    ok = ref_of(win)->sched_th == NBR_AINT_MAX && info_is(win, "nbrma_sched", "off");
+    ok = ref_of(win)->sched_th == NBR_AINT_MAX && win_info_is(win, "nbrma_sched", "off");
     MPI_Win_free(&win);
     tap_ok(ok, "no key, no NBRMA_SCHED: the scheduler is off");
 
