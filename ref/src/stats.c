@@ -22,6 +22,7 @@
 
 #include "nbr.h"
 #include "nbrma.h"
+#include "transport/tp.h"
 
 nbr_stats_t nbr_st;
 
@@ -90,7 +91,7 @@ static void win_part(nbr_win_t *w, MPIX_Win_stats *s)
         s->peer_bytes[k] += (z ? 0 : (long long)sizeof *t) + (t->q ? (long long)sizeof *t->q : 0);
         s->region_bytes += (long long)t->rcache_cap * (long long)sizeof *t->rcache;
     }
-    s->region_bytes += (long long)w->rcap * (long long)sizeof *w->regs +
+    s->region_bytes += nbr_tp_region_bytes(w) + (long long)w->rcap * (long long)sizeof *w->regs +
                        (long long)w->zcap * (long long)sizeof *w->zregs;
     gauge_read(&s->meta, &w->st_meta);
     s->ctl_bytes = (long long)w->ctl_size;

@@ -7,7 +7,8 @@
  * MPI-3.1 §11.7.1), which is checked too — and, on a window whose info says
  * accumulate_ops=same_op, that eligible accumulates were UCP atomics over ucx (counters accs,
  * bytes_acc) and still took effect in order. The data must be right either way. The window's
- * metadata gauge (MPIX_Win_get_stats) must be exactly its parts, the ucx pair table included. */
+ * metadata gauge (MPIX_Win_get_stats) must be exactly its parts, the ucx pair table included, and
+ * a dynamic window's region_bytes must hold ucx's key caches (none over am). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
         tap_bail_out("run on 2 ranks with NBRMA_RANKS_PER_NODE=1 and NBRMA_NET set");
     const int ucx = strcmp(net, "ucx") == 0;
     MPIX_Nbrma_set_impl("ref");
-    tap_plan(18);
+    tap_plan(19);
     char *base;
     MPI_Win win;
     unsigned long wa0 = nbr_ucx_stats.win_allocs, ca0 = nbr_ucx_stats.ctl_allocs;
@@ -274,6 +275,42 @@ int main(int argc, char **argv)
            "past the cap of UCX allocations: private memory and an arena control block (kinds "
            "%d, %d), data and locks %s",
            ckind, cctl, cdata ? "right" : "wrong or not through UCX");
+
+    /* Dynamic windows: what ucx keeps about regions (my registrations with their packed keys,
+     * per pair the owner's regions whose keys were fetched) counts in region_bytes beside the
+     * region tables; nothing of it over am. */
+    MPI_Win dw;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dw);
+    long *reg = calloc(512, sizeof(long));
+    MPI_Aint at = 0;
+    if (me == 1) {
+        MPI_Win_attach(dw, reg, 512 * (MPI_Aint)sizeof(long));
+        MPI_Get_address(reg, &at);
+    }
+    MPI_Bcast(&at, 1, MPI_AINT, 1, MPI_COMM_WORLD);
+    long dv = 77, dr = 0;
+    if (me == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, dw);
+        MPI_Put(&dv, 1, MPI_LONG, 1, at + 8, 1, MPI_LONG, dw);
+        MPI_Win_flush(1, dw);
+        MPI_Get(&dr, 1, MPI_LONG, 1, at + 8, 1, MPI_LONG, dw);
+        MPI_Win_unlock(1, dw);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    nbr_win_t *dwo = nbr_win_find(dw);
+    long long tables = (long long)dwo->rcap * (long long)sizeof(nbr_region_t) +
+                       (long long)dwo->zcap * (long long)sizeof(void *);
+    for (int r = 0; r < n; r++)
+        tables += (long long)dwo->t[r].rcache_cap * (long long)sizeof(nbr_region_t);
+    long long extra = win_stats(dw).region_bytes - tables;
+    tap_ok(all_ok((me == 1 || dr == 77) && (ucx ? extra > 0 : extra == 0)),
+           "dynamic window: the put landed (%ld), and region_bytes holds %lld bytes beside the "
+           "region tables (%s)",
+           dr, extra, ucx ? "ucx's registrations and fetched keys" : "none over am");
+    if (me == 1)
+        MPI_Win_detach(dw, reg);
+    MPI_Win_free(&dw);
+    free(reg);
     MPI_Win_free(&win);
     free(src), free(back);
     int rc = tap_done();

@@ -198,6 +198,16 @@ void nbr_tp_flush(nbr_win_t *w, int r)
 #endif
 }
 
+long long nbr_tp_region_bytes(const nbr_win_t *w)
+{
+#if NBR_HAVE_UCX
+    if (w->tp)
+        return nbr_ucx_region_bytes(w);
+#endif
+    (void)w;
+    return 0;
+}
+
 int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size)
 {
 #if NBR_HAVE_UCX

@@ -203,6 +203,12 @@ extern int nbr_ucx_alloc_max; /* at most this many live at a time (ucx.c; 1024) 
 void *nbr_tp_ctl_alloc(size_t size);
 void nbr_tp_ctl_free(void *block);
 void nbr_tp_win_teardown(nbr_win_t *w); /* after the free barrier */
+/* Dynamic windows: the bytes a transport keeps about regions (ucx: my registrations and their
+ * packed keys, the owners' regions whose keys it fetched), in MPIX_Win_get_stats' region_bytes. */
+long long nbr_tp_region_bytes(const nbr_win_t *w);
+#if NBR_HAVE_UCX
+long long nbr_ucx_region_bytes(const nbr_win_t *w);
+#endif
 /* Dynamic windows: a region attached / detached (UCX registers it). */
 int nbr_tp_attach(nbr_win_t *w, void *base, MPI_Aint size);
 void nbr_tp_detach(nbr_win_t *w, const void *base);

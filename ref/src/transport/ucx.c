@@ -1498,6 +1498,19 @@ void nbr_ucx_win_teardown(nbr_win_t *w)
 
 /* ---- dynamic windows ------------------------------------------------------------------------- */
 
+/* What nbr_tp_region_bytes counts of a window's ucx state (O(P): MPIX_Win_get_stats only). The
+ * unpacked keys are UCX's objects, of a size UCX does not tell. */
+long long nbr_ucx_region_bytes(const nbr_win_t *w)
+{
+    const ucx_win_t *uw = w->tp;
+    long long b = (long long)uw->caplr * (long long)sizeof *uw->lr;
+    for (int i = 0; i < uw->nlr; i++)
+        b += (long long)uw->lr[i].plen;
+    for (int r = 0; uw->pair && r < w->size; r++)
+        b += (long long)uw->pair[r].caprr * (long long)sizeof(ucx_rreg_t);
+    return b;
+}
+
 int nbr_ucx_attach(nbr_win_t *w, void *base, MPI_Aint size)
 {
     ucx_win_t *uw = w->tp;
