@@ -83,6 +83,17 @@ PY
 st=$?
 t_ok $st "the BENCH regex decides which programs are launched (D1, ^D(5|6), ^C, G4_..., and 'any' when it cannot tell)"
 [ $st -eq 0 ] || sed 's/^/# /' "$tmp/filt"
+printf 'crashy 2 -- --crash 0 --wrong 0\ncrashy 2 -- --crash 0 --wrong 0 --sizes 8\n' >"$tmp/duplist"
+drive --out "$tmp/r10" "$tmp/duplist"
+t_ok $((! $?)) "two lines that would write the same results file are refused"
+t_like "$tmp/out" "duplist:2: writes the same results as .*duplist:1 \\(RESULTS/crashy.np2.json\\): give one of the lines a tag=NAME" \
+    "naming both lines and the file"
+t_ok $([ ! -e "$tmp/r10/crashy.np2.json" ]; echo $?) "and nothing runs"
+printf 'crashy 2 -- --crash 0 --wrong 0\ncrashy 2 tag=second -- --crash 0 --wrong 0\n' >"$tmp/taglist"
+drive --out "$tmp/r11" "$tmp/taglist"
+t_is $? 0 "with tag= on one of them both run"
+t_ok $([ -s "$tmp/r11/crashy.np2.json" ] && [ -s "$tmp/r11/crashy.np2.second.json" ]; echo $?) \
+    "each into its own results file (crashy.np2.json, crashy.np2.second.json)"
 printf 'crashy 2 ids=Q9 -- --crash 0 --wrong 0\n' >"$tmp/idlist"
 drive --out "$tmp/r9" "$tmp/idlist"
 t_ok $((! $?)) "a benchlist line whose ids= do not open its names fails the run"
