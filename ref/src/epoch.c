@@ -107,7 +107,7 @@ static void held_remove(nbr_win_t *w, nbr_epoch_t *e)
 
 void nbr_sched_release(nbr_win_t *w, int rank)
 {
-    if (rank != NBR_FLUSH_ALL && nbr_tgt_have(w, rank)->net != NBR_NET_SHM && !w->issue_delayed &&
+    if (rank != NBR_FLUSH_ALL && w->t[rank].net != NBR_NET_SHM && !w->issue_delayed &&
         !w->held_remote)
         return; /* the scheduler's held calls go to node peers only */
     NBR_ENTER();
@@ -157,7 +157,7 @@ static void source_unlink(nbr_source_t *s)
 /* The engine state toward peer r, created on first use. NULL only when out of memory. */
 static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
 {
-    nbr_peer_q_t *q = nbr_tgt_have(w, r)->q; /* (NULL in an unmade descriptor too) */
+    nbr_peer_q_t *q = w->t[r].q; /* (NULL in an unmade descriptor too) */
     if (NBR_LIKELY(q))
         return q;
     nbr_tgt(w, r); /* a PSCW group member's first use (lazy windows make its descriptor) */
@@ -175,7 +175,7 @@ static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
         nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)sizeof *q->lq);
         q->lq->handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = r};
     }
-    nbr_tgt_have(w, r)->q = q;
+    w->t[r].q = q;
     return q;
 }
 
@@ -288,11 +288,10 @@ void nbr_epoch_set_direct(nbr_win_t *w, nbr_epoch_t *e, int on)
         break;
     case NBR_EK_START:
         for (int i = 0; i < e->n; i++)
-            __atomic_store_n(&nbr_tgt_have(w, e->group[i])->direct, (unsigned char)on,
-                             __ATOMIC_RELEASE);
+            __atomic_store_n(&w->t[e->group[i]].direct, (unsigned char)on, __ATOMIC_RELEASE);
         break;
     case NBR_EK_LOCK:
-        __atomic_store_n(&nbr_tgt_have(w, e->target)->direct, (unsigned char)on, __ATOMIC_RELEASE);
+        __atomic_store_n(&w->t[e->target].direct, (unsigned char)on, __ATOMIC_RELEASE);
         break;
     }
 }
@@ -360,7 +359,7 @@ static void flushes_check(nbr_win_t *w, int rank);
 /* A run leaves its rank's list: if it was the oldest, flushes toward the rank may be done. */
 static void run_remove(nbr_win_t *w, nbr_rec_t *r)
 {
-    nbr_peer_q_t *q = nbr_tgt_have(w, r->rank)->q;
+    nbr_peer_q_t *q = w->t[r->rank].q;
     int was_head = q->run_head == r;
     LIST_REMOVE(q->run_head, q->run_tail, r, run_next, run_prev);
     r->is_run = 0;
@@ -441,9 +440,9 @@ nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank)
         return w->fence_ep;
     if (w->all_ep)
         return w->all_ep;
-    if (nbr_tgt_have(w, rank)->lock_ep)
-        return nbr_tgt_have(w, rank)->lock_ep;
-    if (w->start_ep && nbr_tgt_have(w, rank)->in_access)
+    if (w->t[rank].lock_ep)
+        return w->t[rank].lock_ep;
+    if (w->start_ep && w->t[rank].in_access)
         return w->start_ep;
     return NULL;
 }
@@ -506,7 +505,7 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
     }
     if (r->held && e->state == NBR_ES_READY && !e->closed) {
         held_add(w, e); /* carried out at the closing call or a flush (002 §4) */
-        if (nbr_tgt_have(w, r->rank)->net != NBR_NET_SHM)
+        if (w->t[r->rank].net != NBR_NET_SHM)
             w->held_remote = 1; /* delayed issue (004 §III-D): flushes toward it release */
     }
     else if (e->state == NBR_ES_READY && !e->rs) /* another thread made it ready meanwhile */
@@ -530,7 +529,7 @@ static uint64_t oldest_pending(nbr_win_t *w, int rank)
 {
     if (rank == NBR_FLUSH_ALL)
         return w->rec_head ? w->rec_head->first_age : UINT64_MAX;
-    nbr_peer_q_t *q = nbr_tgt_have(w, rank)->q;
+    nbr_peer_q_t *q = w->t[rank].q;
     return q && q->run_head ? q->run_head->age : UINT64_MAX;
 }
 
@@ -559,7 +558,7 @@ static void flush_done(nbr_win_t *w, nbr_flush_t *f)
 static void flushes_check(nbr_win_t *w, int rank)
 {
     uint64_t oldest = oldest_pending(w, rank);
-    nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : nbr_tgt_have(w, rank)->q;
+    nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : w->t[rank].q;
     nbr_flush_t **head = q ? &q->fl_head : &w->fla_head, **tail = q ? &q->fl_tail : &w->fla_tail;
     while (*head && (*head)->age < oldest) {
         nbr_flush_t *f = *head;
@@ -598,7 +597,7 @@ nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
         flush_done(w, f);
         return req;
     }
-    nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : nbr_tgt_have(w, rank)->q;
+    nbr_peer_q_t *q = rank == NBR_FLUSH_ALL ? NULL : w->t[rank].q;
     nbr_flush_t **head = q ? &q->fl_head : &w->fla_head, **tail = q ? &q->fl_tail : &w->fla_tail;
     if (*tail)
         (*tail)->next = f;
@@ -845,7 +844,7 @@ static void handoff(nbr_win_t *w, nbr_epoch_t *e)
     if (e->qstep != 3)
         return;
     e->qstep = 0;
-    nbr_lockq_t *lq = nbr_tgt_have(w, e->target)->q->lq;
+    nbr_lockq_t *lq = w->t[e->target].q->lq;
     lq->hstate = NBR_HO_START;
     if (!nbr_lock_handoff(w, e->target)) {
         w->nhandoff++;
@@ -874,10 +873,10 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
     case NBR_EK_START:
         e->nwait = e->nnotify = e->n;
         for (int i = 0; i < e->n; i++) {
-            nbr_peer_q_t *q = nbr_tgt_have(w, e->group[i])->q;
+            nbr_peer_q_t *q = w->t[e->group[i]].q;
             nbr_match_t *m = &e->m[i];
             m->ep = e;
-            m->id = ++nbr_tgt_have(w, e->group[i])->a; /* access id A_i = ++a_l */
+            m->id = ++w->t[e->group[i]].a; /* access id A_i = ++a_l */
             m->next = NULL;
             if (q->acc_tail)
                 q->acc_tail->next = m;
@@ -902,10 +901,10 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
         e->nwait = e->n;
         for (int i = 0; i < e->n; i++) {
             int o = e->group[i];
-            nbr_peer_q_t *q = nbr_tgt_have(w, o)->q;
+            nbr_peer_q_t *q = w->t[o].q;
             nbr_match_t *m = &e->m[i];
             m->ep = e;
-            m->id = ++nbr_tgt_have(w, o)->e;
+            m->id = ++w->t[o].e;
             m->next = NULL;
             /* g_r, one-sidedly in the origin's control block */
             nbr_tp_notify(w, o, NBR_NS_POSTED, m->id);
@@ -927,7 +926,7 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
         nbr_epoch_t **head, **tail;
         nbr_source_t *src;
         if (e->kind == NBR_EK_LOCK) {
-            nbr_peer_q_t *q = nbr_tgt_have(w, e->target)->q;
+            nbr_peer_q_t *q = w->t[e->target].q;
             head = &q->lock_head;
             tail = &q->lock_tail;
             src = &q->lock;
@@ -957,7 +956,7 @@ static void activate(nbr_win_t *w, nbr_epoch_t *e)
  * the head of r's queue; an epoch whose last one went out is done (pushed for completion). */
 static void notify_due(nbr_win_t *w, int r)
 {
-    nbr_peer_q_t *q = nbr_tgt_have(w, r)->q;
+    nbr_peer_q_t *q = w->t[r].q;
     nbr_match_t *m;
     while ((m = q->acc_head) && m->notify) {
         nbr_tp_notify(w, r, NBR_NS_COMPLETED, m->id);
@@ -1199,7 +1198,7 @@ static void step4_intranode_rma(void)
         nbr_rec_t *local = NULL, **ltail = &local;
         for (nbr_rec_t *n; r; r = n) {
             n = r->next;
-            if (split && nbr_tgt_have(w, r->rank)->net == NBR_NET_SHM) {
+            if (split && w->t[r->rank].net == NBR_NET_SHM) {
                 r->next = NULL;
                 *ltail = r;
                 ltail = &r->next;
@@ -1230,9 +1229,8 @@ static int poll_source(nbr_source_t *s)
     int moved = 0;
     switch (s->kind) {
     case NBR_SRC_POSTS: { /* START grants: g_r >= A_i (000 §VII-B) */
-        nbr_peer_q_t *q = nbr_tgt_have(w, s->peer)->q;
-        uint64_t g =
-            __atomic_load_n(&nbr_tgt_have(w, w->rank)->peer[s->peer].posted, __ATOMIC_ACQUIRE);
+        nbr_peer_q_t *q = w->t[s->peer].q;
+        uint64_t g = __atomic_load_n(&w->t[w->rank].peer[s->peer].posted, __ATOMIC_ACQUIRE);
         nbr_match_t *m;
         while ((m = q->acc_cursor) && m->id <= g) {
             m->granted = 1;
@@ -1248,9 +1246,8 @@ static int poll_source(nbr_source_t *s)
         break;
     }
     case NBR_SRC_DONES: { /* POST completions: the origin's done ids reach X */
-        nbr_peer_q_t *q = nbr_tgt_have(w, s->peer)->q;
-        uint64_t c =
-            __atomic_load_n(&nbr_tgt_have(w, w->rank)->peer[s->peer].completed, __ATOMIC_ACQUIRE);
+        nbr_peer_q_t *q = w->t[s->peer].q;
+        uint64_t c = __atomic_load_n(&w->t[w->rank].peer[s->peer].completed, __ATOMIC_ACQUIRE);
         nbr_match_t *m;
         while ((m = q->exp_head) && m->id <= c) {
             if (!(q->exp_head = m->next))
@@ -1265,7 +1262,7 @@ static int poll_source(nbr_source_t *s)
     }
     case NBR_SRC_LOCK:
     case NBR_SRC_LOCK_ALL: { /* step 6: one try at the first waiting lock (001 §2.3) */
-        nbr_peer_q_t *q = s->kind == NBR_SRC_LOCK ? nbr_tgt_have(w, s->peer)->q : NULL;
+        nbr_peer_q_t *q = s->kind == NBR_SRC_LOCK ? w->t[s->peer].q : NULL;
         nbr_epoch_t **head = q ? &q->lock_head : &w->all_head;
         nbr_epoch_t **tail = q ? &q->lock_tail : &w->all_tail;
         nbr_epoch_t *e;

@@ -30,7 +30,7 @@ static inline int try_add(uint64_t *word, uint64_t add, uint64_t busy_mask)
 
 int nbr_try_lock_shared(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
-    const nbr_target_t *t = nbr_tgt_have(w, r); /* the lock epoch's target */
+    const nbr_target_t *t = &w->t[r];
     if (NBR_LIKELY(!nbr_tp_remote(t)))
         return try_add(&t->ctl->lock, 1, NBR_LOCK_WRITER);
     uint64_t old;
@@ -45,9 +45,8 @@ int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c)
         w->excl_global++;
         return 1;
     }
-    const nbr_target_t *t0 = nbr_tgt_have(w, 0);
-    if (NBR_LIKELY(!nbr_tp_remote(t0))) {
-        if (!try_add(&t0->ctl->global, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK))
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[0]))) {
+        if (!try_add(&w->t[0].ctl->global, NBR_GLOBAL_EXCL, NBR_GLOBAL_SHARED_MASK))
             return 0;
         w->excl_global = 1;
         return 1;
@@ -66,7 +65,7 @@ int nbr_try_lock_global_excl(nbr_win_t *w, nbr_tp_cell_t *c)
 
 int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 {
-    const nbr_target_t *t = nbr_tgt_have(w, r); /* the lock epoch's target */
+    const nbr_target_t *t = &w->t[r];
     if (NBR_LIKELY(!nbr_tp_remote(t))) {
         return nbr_tp_amo_shm(&t->ctl->lock, NBR_AMO_CAS, NBR_LOCK_WRITER, 0) == 0;
     }
@@ -76,9 +75,8 @@ int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c)
 
 int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c)
 {
-    const nbr_target_t *t0 = nbr_tgt_have(w, 0);
-    if (NBR_LIKELY(!nbr_tp_remote(t0)))
-        return try_add(&t0->ctl->global, 1, ~NBR_GLOBAL_SHARED_MASK);
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[0])))
+        return try_add(&w->t[0].ctl->global, 1, ~NBR_GLOBAL_SHARED_MASK);
     uint64_t old;
     return nbr_tp_amo(w, 0, NBR_W_GLOBAL, NBR_AMO_CADD, 1, ~NBR_GLOBAL_SHARED_MASK, c, &old) &&
            !(old & ~NBR_GLOBAL_SHARED_MASK);
@@ -175,8 +173,8 @@ static int q_rank_ok(const nbr_win_t *w, uint64_t v)
 static int tail_amo(nbr_win_t *w, int t, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
                     uint64_t *old)
 {
-    if (!nbr_tp_remote(nbr_tgt_have(w, t))) {
-        *old = nbr_tp_amo_shm(&nbr_tgt_have(w, t)->ctl->qtail, op, a, b);
+    if (!nbr_tp_remote(&w->t[t])) {
+        *old = nbr_tp_amo_shm(&w->t[t].ctl->qtail, op, a, b);
         return 1;
     }
     return nbr_tp_amo(w, t, NBR_W_QTAIL, op, a, b, c, old);
@@ -185,8 +183,8 @@ static int tail_amo(nbr_win_t *w, int t, int op, uint64_t a, uint64_t b, nbr_tp_
 int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
 {
     int t = e->target;
-    nbr_lockq_t *q = nbr_tgt_have(w, t)->q->lq; /* exists: the epoch's peer state was made with the
-                                       window's lock_q (nbr_epoch_peers) */
+    nbr_lockq_t *q = w->t[t].q->lq; /* exists: the epoch's peer state was made with the window's
+                                       lock_q (nbr_epoch_peers) */
     nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
     uint64_t me = (uint64_t)w->rank + 1, pred;
     if (e->qstep == 0) {
@@ -221,7 +219,7 @@ int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
  * node has left the queue. */
 int nbr_lock_handoff(nbr_win_t *w, int t)
 {
-    nbr_lockq_t *q = nbr_tgt_have(w, t)->q->lq;
+    nbr_lockq_t *q = w->t[t].q->lq;
     nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
     uint64_t me = (uint64_t)w->rank + 1, next = 0, old;
     switch (q->hstate) {

@@ -566,9 +566,10 @@ typedef struct {
     nbr_arena_ref_t ctl; /* its control block, with the header line before it (arena.c) */
 } nbr_dirent_t;
 typedef struct nbr_lazy {
-    size_t len; /* the reservation's bytes (whole pages) */
-    long made;  /* descriptors made */
-    long pages; /* pages backed (counted in the window's metadata) */
+    size_t len;  /* the reservation's bytes (whole pages) */
+    size_t page; /* the page size it was counted in */
+    long made;   /* descriptors made */
+    long pages;  /* pages backed (counted in the window's metadata) */
 } nbr_lazy_t;
 /* The symmetric segment's directory (every symmetric allocate window has one, table or lazy). */
 static inline nbr_dirent_t *nbr_sym_dir(const nbr_win_t *w)
@@ -577,21 +578,17 @@ static inline nbr_dirent_t *nbr_sym_dir(const nbr_win_t *w)
 }
 void nbr_tgt_make(nbr_win_t *w, int r) __attribute__((cold));
 /* Rank r's descriptor where r may be used for the first time (the entry points: an RMA call's
- * target, a lock, a flush, a PSCW group member's engine state): made then in a lazy window
- * (never fails short of memory, when it aborts the job with the reason). Making one is a cache
- * fill, not a change of the window: callers holding a const window may ask too. */
+ * target, a lock, a PSCW group member's engine state, a queued lock's neighbour): made then in a
+ * lazy window (never fails short of memory, when it aborts the job with the reason). Making one
+ * is a cache fill, not a change of the window: callers holding a const window may ask too.
+ * Everywhere else — an open epoch's target or group member, a recorded call's target, rank 0
+ * and this process — &w->t[r] is the descriptor, with no test. */
 static inline nbr_target_t *nbr_tgt(const nbr_win_t *w, int r)
 {
     nbr_target_t *t = &w->t[r];
     if (NBR_UNLIKELY(!t->made))
         nbr_tgt_make((nbr_win_t *)w, r);
     return t;
-}
-/* Rank r's descriptor where it was used before (an open epoch's target or group member, a
- * recorded call's target, rank 0 and this process): no test at all. */
-static inline nbr_target_t *nbr_tgt_have(const nbr_win_t *w, int r)
-{
-    return &w->t[r];
 }
 /* The descriptors that exist, one per call, NULL after the last: every rank's (table), the ones
  * made so far (lazy). *it starts at 0. O(P) steps (window free, MPIX_Win_get_stats). */
@@ -715,7 +712,7 @@ void nbr_epoch_free(nbr_win_t *w, nbr_epoch_t *e); /* never enqueued */
 int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e);
 static inline int nbr_epoch_peers(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->kind == NBR_EK_LOCK && nbr_tgt_have(w, e->target)->q)
+    if (e->kind == NBR_EK_LOCK && w->t[e->target].q)
         return MPI_SUCCESS;
     return nbr_epoch_peers_alloc(w, e);
 }

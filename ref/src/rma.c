@@ -29,10 +29,10 @@
  * which lets the big lock go: a fence of the application's thread meanwhile reset the count, and
  * the replay then restored the old epoch's, so MPI_Win_free after the next fence saw "RMA calls
  * issued after the last MPI_Win_fence" — acc_ops across virtual nodes, 2 runs of 25.) */
-static inline int may_access_t(nbr_win_t *w, const nbr_target_t *t)
+static inline int may_access(nbr_win_t *w, int rank)
 {
     w->epoch_ops += !w->replaying;
-    return w->all_direct || t->direct;
+    return w->all_direct || w->t[rank].direct;
 }
 
 /* The one range check every path shares (docs/ref-internals.md, "Argument checks"): the
@@ -66,8 +66,8 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
     if (NBR_UNLIKELY(rank < 0 || rank >= w->size))
         return nbr_err(w, call, MPI_ERR_RANK, "target_rank %d is not in the window's group of %d",
                        rank, w->size);
-    const nbr_target_t *t = nbr_tgt(w, rank); /* (a lazy window's first use of the rank) */
-    if (!w->replaying && !may_access_t(w, t)) {
+    nbr_tgt(w, rank); /* a lazy window's first use of the rank makes its descriptor (nbr.h) */
+    if (!w->replaying && !may_access(w, rank)) {
         if (NBR_UNLIKELY(!nbr_access_epoch(w, rank)))
             return nbr_err(w, call, MPI_ERR_RMA_SYNC,
                            "no access epoch toward rank %d is open (call MPI_Win_fence, "
@@ -79,6 +79,7 @@ static int target_check(nbr_win_t *w, const char *call, int rank, MPI_Aint disp,
         return nbr_err(w, call, MPI_ERR_DISP, "target_disp %ld is negative", (long)disp);
     if (lo == hi)
         return MPI_SUCCESS;
+    const nbr_target_t *t = &w->t[rank];
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         /* disp is an absolute address (MPI_Aint may hold the upper half as negative): check
          * that disp + lo .. disp + hi exist before asking whether they are attached. */
@@ -246,10 +247,10 @@ static int move(nbr_win_t *w, const char *call, int write, void *obuf, int ocoun
                        nbr_dtype_name(td->type), (long)(tcount * td->size));
     MPI_Aint oo, to, len;
     int rc = MPI_SUCCESS;
-    if (nbr_tp_remote(nbr_tgt_have(w, rank)) &&
+    if (nbr_tp_remote(&w->t[rank]) &&
         move_packed(w, write, obuf, ocount, od, rank, off, tcount, td, &rc))
         return rc;
-    if (!nbr_tp_remote(nbr_tgt_have(w, rank)) && !nbr_tgt_have(w, rank)->base) {
+    if (!nbr_tp_remote(&w->t[rank]) && !w->t[rank].base) {
         /* A node peer's private memory (CMA): the pieces in batches, one system call per
          * NBR_CMA_BATCH of them instead of one each (a transpose of 1000 x 1000 ints was a
          * million system calls). */
@@ -283,7 +284,7 @@ fast_range(nbr_win_t *w, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, i
     if (!d || tt != ot || ocount != tcount || (unsigned)rank >= (unsigned)w->size ||
         (disp | ocount) < 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return NULL;
-    nbr_target_t *t = nbr_tgt_have(w, rank);
+    nbr_target_t *t = &w->t[rank];
     *n = (MPI_Aint)ocount * d->size;
     /* nbr_range's check in two instructions: off and n are in [0, 2^63), so their unsigned sum
      * cannot wrap. */
@@ -302,7 +303,7 @@ static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int 
 {
     MPI_Aint off, n;
     nbr_target_t *t = fast_range(w, ocount, ot, rank, disp, tcount, tt, &off, &n);
-    if (!t || !t->base || n >= w->sched_th || !may_access_t(w, t))
+    if (!t || !t->base || n >= w->sched_th || !may_access(w, rank))
         return 0;
     write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
     return 1;
@@ -317,8 +318,7 @@ static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int 
  * carrying them out in call order). */
 static inline int sched_holds(const nbr_win_t *w, int rank, MPI_Aint bytes)
 {
-    return bytes >= w->sched_th && !w->replaying && !w->want_req &&
-           nbr_tgt_have(w, rank)->net == NBR_NET_SHM;
+    return bytes >= w->sched_th && !w->replaying && !w->want_req && w->t[rank].net == NBR_NET_SHM;
 }
 
 /* Delayed issue (paper 004 §III-D; NBRMA_ISSUE=delayed, info key nbrma_issue): in a ready epoch
@@ -436,7 +436,7 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
                  const nbr_dtype_t *od, int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td,
                  int chunked)
 {
-    acc_hold_t h = {nbr_tgt_have(w, rank), w->rank, chunked, 0};
+    acc_hold_t h = {&w->t[rank], w->rank, chunked, 0};
     nbr_dtype_walk_t it;
     MPI_Aint oo, to, len, ext;
     if (op == MPI_REPLACE) {
@@ -449,9 +449,9 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
         while (nbr_dtype_walk_next(&it, &oo, &to, &len))
             for (MPI_Aint done = 0, n; done < len; done += n) {
                 n = ext > 0 ? acc_piece(len - done, ext) : len - done;
-                if (w->acc_native && ext > 0 && nbr_tgt_have(w, rank)->base &&
+                if (w->acc_native && ext > 0 && w->t[rank].base &&
                     nbr_op_atomic(op, td->basic, (const char *)obuf + oo + done,
-                                  nbr_tgt_have(w, rank)->base + off + to + done, NULL, n / ext))
+                                  w->t[rank].base + off + to + done, NULL, n / ext))
                     continue; /* accumulate_ops=same_op: atomic instructions (op.c) */
                 int rc = nbr_shm_write(w, rank, off + to + done, (const char *)obuf + oo + done,
                                        (size_t)n);
@@ -466,7 +466,7 @@ static int apply(nbr_win_t *w, const char *call, MPI_Op op, const void *obuf, in
     if (nbr_dtype_walk_init_elem(&it, od, ocount, td, tcount) != MPI_SUCCESS)
         return nbr_err(w, call, MPI_ERR_TYPE, "origin and target data differ in size");
     ext = td->basic_extent;
-    unsigned char *tbase = nbr_tgt_have(w, rank)->base;
+    unsigned char *tbase = w->t[rank].base;
     static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
     while (nbr_dtype_walk_next(&it, &oo, &to, &len))
         for (MPI_Aint done = 0, n; done < len; done += n) {
@@ -542,7 +542,7 @@ static int get_apply_atomic(nbr_win_t *w, MPI_Op op, const void *obuf, int ocoun
     if (!acc_walks_init(&r, &a, op, od, ocount, rd, rcount, td, tcount))
         return MPI_ERR_TYPE;
     MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
-    unsigned char *tbase = nbr_tgt_have(w, rank)->base;
+    unsigned char *tbase = w->t[rank].base;
     static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
     while (acc_walk_take(&r, budget, &oo, &to, &len)) {
         if (op != MPI_NO_OP)
@@ -551,11 +551,11 @@ static int get_apply_atomic(nbr_win_t *w, MPI_Op op, const void *obuf, int ocoun
         char *res = (char *)rbuf + oo;
         if (nbr_op_atomic(op, td->basic, in, tbase + off + to, res, len / ext))
             continue;
-        nbr_acc_lock(nbr_tgt_have(w, rank), w->rank);
+        nbr_acc_lock(&w->t[rank], w->rank);
         nbr_op_apply(MPI_REPLACE, td->basic, tbase + off + to, res, len / ext);
         if (op != MPI_NO_OP)
             nbr_op_apply(op, td->basic, tmp, tbase + off + to, len / ext);
-        nbr_acc_unlock(nbr_tgt_have(w, rank));
+        nbr_acc_unlock(&w->t[rank]);
     }
     return MPI_SUCCESS;
 }
@@ -574,12 +574,12 @@ static int get_apply_chunked(nbr_win_t *w, MPI_Op op, const void *obuf, int ocou
     if (!acc_walks_init(&r, &a, op, od, ocount, rd, rcount, td, tcount))
         return MPI_ERR_TYPE;
     MPI_Aint ext = td->basic_extent, budget = acc_piece(NBR_ACC_CHUNK, ext), oo, to, len;
-    unsigned char *tbase = nbr_tgt_have(w, rank)->base;
+    unsigned char *tbase = w->t[rank].base;
     static _Alignas(16) unsigned char tmp[NBR_ACC_CHUNK];
     int rc = MPI_SUCCESS, more = 1;
     while (more && rc == MPI_SUCCESS) {
         MPI_Aint got = 0;
-        nbr_acc_lock(nbr_tgt_have(w, rank), w->rank);
+        nbr_acc_lock(&w->t[rank], w->rank);
         while (got < budget && rc == MPI_SUCCESS &&
                (more = acc_walk_take(&r, budget - got, &oo, &to, &len))) {
             char *res = (char *)rbuf + oo;
@@ -600,7 +600,7 @@ static int get_apply_chunked(nbr_win_t *w, MPI_Op op, const void *obuf, int ocou
                 rc = nbr_shm_write(w, rank, off + to, tmp, (size_t)len);
             }
         }
-        nbr_acc_unlock(nbr_tgt_have(w, rank));
+        nbr_acc_unlock(&w->t[rank]);
     }
     return rc;
 }
@@ -760,7 +760,7 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
     if (!d || (unsigned)rank >= (unsigned)w->size || disp < 0 || count < 0 ||
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->issue_delayed)
         return 0;
-    nbr_target_t *t = nbr_tgt_have(w, rank); /* unmade (lazy): size 0, no base, shm: full path */
+    nbr_target_t *t = &w->t[rank];
     nbr_kernel_fn *k = NULL;
     MPI_Aint off, n = (MPI_Aint)count * d->size;
     *rc = MPI_SUCCESS;
@@ -769,7 +769,7 @@ static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count
         return 0;
     if (!t->base)
         return acc_tp_fast(w, t, d, obuf, rbuf, rank, off, n, op, rc);
-    if (!may_access_t(w, t))
+    if (!may_access(w, rank))
         return 0;
     unsigned char *p = t->base + off;
     /* accumulate_ops=same_op: an eligible pair at an aligned element, atomic instructions with
@@ -820,11 +820,11 @@ static int accumulate(nbr_win_t *w, const char *call, const void *obuf, int ocou
                                       .tt = tt,
                                       .op = op,
                                       .call = call});
-    if (nbr_tp_remote(nbr_tgt_have(w, rank)))
+    if (nbr_tp_remote(&w->t[rank]))
         return acc_remote(w, call, op, obuf, ocount, od, NULL, 0, NULL, rank, off, tcount, td);
-    nbr_acc_lock(nbr_tgt_have(w, rank), w->rank);
+    nbr_acc_lock(&w->t[rank], w->rank);
     rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 1);
-    nbr_acc_unlock(nbr_tgt_have(w, rank));
+    nbr_acc_unlock(&w->t[rank]);
     return rc;
 }
 
@@ -880,20 +880,20 @@ static int get_accumulate(nbr_win_t *w, const char *call, const void *obuf, int 
                                       .tt = tt,
                                       .op = op,
                                       .call = call});
-    if (nbr_tp_remote(nbr_tgt_have(w, rank)))
+    if (nbr_tp_remote(&w->t[rank]))
         return acc_remote(w, call, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount, td);
-    if (w->acc_native && nbr_tgt_have(w, rank)->base && nbr_op_atomic_size(op, td->basic) &&
+    if (w->acc_native && w->t[rank].base && nbr_op_atomic_size(op, td->basic) &&
         (rc = get_apply_atomic(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount, td)) !=
             MPI_ERR_TYPE)
         return rc;
     if ((rc = get_apply_chunked(w, op, obuf, ocount, od, rbuf, rcount, rd, rank, off, tcount,
                                 td)) != MPI_ERR_TYPE)
         return rc;
-    nbr_acc_lock(nbr_tgt_have(w, rank), w->rank);
+    nbr_acc_lock(&w->t[rank], w->rank);
     rc = move(w, call, 0, rbuf, rcount, rd, rank, off, tcount, td);
     if (rc == MPI_SUCCESS && op != MPI_NO_OP)
         rc = apply(w, call, op, obuf, ocount, od, rank, off, tcount, td, 0);
-    nbr_acc_unlock(nbr_tgt_have(w, rank));
+    nbr_acc_unlock(&w->t[rank]);
     return rc;
 }
 
@@ -936,18 +936,17 @@ static int compare_and_swap(nbr_win_t *w, const char *call, const void *obuf, co
                                       .disp = disp,
                                       .call = call});
     size_t n = (size_t)d->size;
-    nbr_target_t *t = nbr_tgt_have(w, rank); /* (made: target_check) */
-    if (nbr_tp_remote(t))
+    if (nbr_tp_remote(&w->t[rank]))
         return nbr_tp_of(w, rank)->cas(w, rank, off, obuf, cbuf, rbuf, n);
-    if (w->acc_native && t->base &&
-        nbr_op_atomic_cas(n, t->base + off, obuf, cbuf, rbuf)) /* same_op: op.c */
+    if (w->acc_native && w->t[rank].base &&
+        nbr_op_atomic_cas(n, w->t[rank].base + off, obuf, cbuf, rbuf)) /* same_op: op.c */
         return MPI_SUCCESS;
     unsigned char old[64];
-    nbr_acc_lock(t, w->rank);
+    nbr_acc_lock(&w->t[rank], w->rank);
     rc = nbr_shm_read(w, rank, off, old, n);
     if (rc == MPI_SUCCESS && memcmp(old, cbuf, n) == 0)
         rc = nbr_shm_write(w, rank, off, obuf, n);
-    nbr_acc_unlock(t);
+    nbr_acc_unlock(&w->t[rank]);
     if (rc == MPI_SUCCESS)
         memcpy(rbuf, old, n);
     return rc;

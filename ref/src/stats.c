@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "nbr.h"
 #include "nbrma.h"
@@ -82,7 +81,7 @@ static void win_part(nbr_win_t *w, MPIX_Win_stats *s)
     const nbr_lazy_t *z = w->lazy;
     if (z) {
         s->peers[MPIX_NBRMA_TP_SHM] = w->size;
-        s->peer_bytes[MPIX_NBRMA_TP_SHM] = z->pages * (long long)sysconf(_SC_PAGESIZE);
+        s->peer_bytes[MPIX_NBRMA_TP_SHM] = z->pages * (long long)z->page;
     }
     const nbr_target_t *t;
     for (int it = 0; (t = nbr_tgt_next(w, &it));) {

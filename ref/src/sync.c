@@ -251,7 +251,7 @@ static int istart(nbr_win_t *w, const char *call, MPI_Group group, int assert, M
         return rc;
     e->assert = assert;
     for (int i = 0; i < e->n; i++)
-        nbr_tgt_have(w, e->group[i])->in_access = 1;
+        w->t[e->group[i]].in_access = 1;
     nbr_epoch_enqueue(w, e);
     w->start_ep = e;
     nbr_epoch_kick(w, e);
@@ -268,7 +268,7 @@ static int icomplete(nbr_win_t *w, const char *call, MPI_Request *req)
     if (!r)
         return rc;
     for (int i = 0; i < e->n; i++)
-        nbr_tgt_have(w, e->group[i])->in_access = 0;
+        w->t[e->group[i]].in_access = 0;
     w->start_ep = NULL;
     nbr_epoch_close(w, e, r);
     nbr_epoch_kick(w, e);
@@ -324,9 +324,9 @@ static int check_rank(nbr_win_t *w, const char *call, int rank)
  * RMA call or the unlock (paper 000 §VII-C's opening calls that return at once). */
 static int lock_must_hold(const nbr_win_t *w, int rank)
 {
-    return rank == w->rank ||
-           ((w->flavor == MPI_WIN_FLAVOR_SHARED || w->flavor == MPI_WIN_FLAVOR_ALLOCATE) &&
-            !nbr_tp_remote(nbr_tgt_have(w, rank))); /* another node's: no load/store */
+    return rank == w->rank || ((w->flavor == MPI_WIN_FLAVOR_SHARED ||
+                                w->flavor == MPI_WIN_FLAVOR_ALLOCATE) &&
+                               !nbr_tp_remote(&w->t[rank])); /* another node's: no load/store */
 }
 
 /* Open a LOCK or LOCK_ALL epoch. A nonblocking call's request, and a blocking call that must
@@ -378,7 +378,7 @@ static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int h
         return rc != MPI_SUCCESS ? rc : nbr_err(w, call, MPI_ERR_NO_MEM, "out of memory");
     }
     if (e->kind == NBR_EK_LOCK) {
-        nbr_tgt_have(w, e->target)->lock_ep = e;
+        w->t[e->target].lock_ep = e;
         w->nlocked++;
     } else {
         w->all_ep = e;
@@ -402,7 +402,7 @@ static int open_lock_epoch(nbr_win_t *w, const char *call, nbr_epoch_t *e, int h
 static void lock_epoch_detach(nbr_win_t *w, nbr_epoch_t *e, int on)
 {
     if (e->kind == NBR_EK_LOCK) {
-        nbr_tgt_have(w, e->target)->lock_ep = on ? e : NULL;
+        w->t[e->target].lock_ep = on ? e : NULL;
         w->nlocked += on ? 1 : -1;
     } else {
         w->all_ep = on ? e : NULL;
@@ -467,7 +467,8 @@ static int iunlock(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
     int rc = check_rank(w, call, rank);
     if (rc != MPI_SUCCESS)
         return rc;
-    nbr_epoch_t *e = nbr_tgt_have(w, rank)->lock_ep; /* (unmade in a lazy window: none) */
+    nbr_target_t *t = &w->t[rank];
+    nbr_epoch_t *e = t->lock_ep;
     if (!e)
         return nbr_err(w, call, MPI_ERR_RMA_SYNC, "rank %d is not locked by this process", rank);
     return close_lock_epoch(w, call, e, req);
@@ -533,9 +534,7 @@ static int iflush(nbr_win_t *w, const char *call, int rank, MPI_Request *req)
         int rc = check_rank(w, call, rank);
         if (rc != MPI_SUCCESS)
             return rc;
-        /* (a lazy window's unmade descriptor is zero: no lock epoch, no engine state, as a
-         * peer never used in a table window) */
-        if (!w->all_ep && !nbr_tgt_have(w, rank)->lock_ep)
+        if (!w->all_ep && !w->t[rank].lock_ep)
             return nbr_err(w, call, MPI_ERR_RMA_SYNC,
                            "no passive target epoch toward rank %d is open", rank);
     }

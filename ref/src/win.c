@@ -703,7 +703,7 @@ static int data_handle(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info
         int du;
         void *p;
         rc = PMPI_Win_shared_query(w->handle, r, &sz, &du, &p);
-        nbr_tgt_have(w, r)->base = p;
+        w->t[r].base = p;
     }
     return rc;
 }
@@ -798,7 +798,7 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         if (r != w->rank && !nbr_arena_map(info[r].pid, info[r].ctl))
             rc = MPI_ERR_NO_MEM;
     for (int r = 0; rc == MPI_SUCCESS && !w->lazy && r < w->size; r++) {
-        nbr_target_t *t = nbr_tgt_have(w, r);
+        nbr_target_t *t = &w->t[r];
         t->made = 1;
         t->wrank = info[r].wrank;
         t->amid = info[r].amid;
@@ -891,6 +891,16 @@ static size_t page_size(void)
     return p > 0 ? (size_t)p : 4096;
 }
 
+/* Rank r's control block named by its directory entry (mapped at creation), and its
+ * incarnation. */
+static nbr_ctl_t *dir_ctl(const nbr_win_t *w, int r, uint64_t *inc)
+{
+    const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
+    if (inc)
+        *inc = d->inc;
+    return (nbr_ctl_t *)((char *)nbr_arena_map(d->pid, d->ctl) + NBR_CACHELINE);
+}
+
 /* Make rank r's descriptor from what every process of the node can know: its memory at
  * sym + r·stride, size and disp_unit the window's own (one for all ranks), its control block
  * from its directory entry (mapped at creation). A page of the reservation is backed when the
@@ -907,7 +917,7 @@ void nbr_tgt_make(nbr_win_t *w, int r)
                 r);
         abort();
     }
-    const size_t ps = page_size(), dsz = sizeof *t;
+    const size_t ps = z->page, dsz = sizeof *t;
     const size_t first = (size_t)r * dsz / ps, last = ((size_t)r * dsz + dsz - 1) / ps;
     for (size_t pg = first; pg <= last; pg++) {
         size_t lo = pg * ps / dsz, hi = ((pg + 1) * ps - 1) / dsz; /* descriptors touching it */
@@ -921,16 +931,14 @@ void nbr_tgt_make(nbr_win_t *w, int r)
     }
     /* Writing the page backs it; with no memory left the kernel kills the process (the
      * reservation is MAP_NORESERVE), as an exhausted malloc arena would. */
-    const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
-    t->ctl = r == w->rank ? w->ctl
-                          : (nbr_ctl_t *)((char *)nbr_arena_map(d->pid, d->ctl) + NBR_CACHELINE);
-    t->inc = d->inc;
+    t->ctl = r == w->rank ? w->ctl : dir_ctl(w, r, NULL);
+    t->inc = nbr_sym_dir(w)[r].inc;
     t->peer = (nbr_peer_ctr_t *)(t->ctl + 1);
     t->base = (unsigned char *)w->sym + (size_t)r * w->sym_stride;
     t->addr = (MPI_Aint)(uintptr_t)t->base;
     t->size = w->bytes;
     t->disp_unit = w->disp_unit;
-    t->pid = d->pid;
+    t->pid = nbr_sym_dir(w)[r].pid;
     t->net = NBR_NET_SHM;
     t->wrank = -1; /* remote pairs only */
     t->amid = -1;
@@ -956,10 +964,7 @@ nbr_ctl_t *nbr_tgt_ctl(nbr_win_t *w, int r, uint64_t *inc)
             *inc = t->inc;
         return nbr_tp_remote(t) ? NULL : t->ctl;
     }
-    const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
-    if (inc)
-        *inc = d->inc;
-    return (nbr_ctl_t *)((char *)nbr_arena_map(d->pid, d->ctl) + NBR_CACHELINE);
+    return dir_ctl(w, r, inc);
 }
 
 /* The table's bytes go back; address space for P descriptors is reserved in their place (no
@@ -980,6 +985,7 @@ static void lazy_init(nbr_win_t *w)
         return;
     }
     z->len = len;
+    z->page = ps;
     nbr_stat(&w->st_meta, &nbr_st.windows, 0,
              (long long)sizeof *z - (long long)w->size * (long long)sizeof *w->t);
     free(w->t);
@@ -993,7 +999,7 @@ static void lazy_free(nbr_win_t *w)
     if (!z)
         return;
     nbr_stat(&w->st_meta, &nbr_st.windows, 0,
-             -((long long)sizeof *z + z->pages * (long long)page_size()));
+             -((long long)sizeof *z + z->pages * (long long)z->page));
     if (munmap(w->t, z->len) != 0 && nbr_cfg.VERBOSE)
         fprintf(stderr, "libnbrma: munmap of a window's descriptor reservation failed: %s\n",
                 strerror(errno));
@@ -1167,7 +1173,7 @@ static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm co
     }
     w->base = (char *)w->sym + (size_t)me * w->sym_stride;
     for (int q = 0; q < n; q++)
-        nbr_tgt_have(w, q)->base = (unsigned char *)w->sym + (size_t)q * w->sym_stride;
+        w->t[q].base = (unsigned char *)w->sym + (size_t)q * w->sym_stride;
     return 1;
 }
 
@@ -1269,7 +1275,11 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
         fprintf(stderr,
                 "libnbrma: %s keeps a descriptor table (nbrma_meta=lazy applies to "
                 "MPI_Win_allocate on one node with the same size and disp_unit on every rank%s)\n",
-                call, flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote ? "; the sizes differ" : "");
+                call,
+                flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote
+                    ? "; here the sizes or disp_units differ, NBRMA_SYMMETRIC=0, or no common "
+                      "address was found"
+                    : "");
     if (flavor == MPI_WIN_FLAVOR_SHARED ||
         (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym && !w->nremote))
         rc = data_handle(w, size, disp_unit, info, comm);
@@ -1393,7 +1403,7 @@ static void regions_publish_end(nbr_win_t *w)
 /* A fresh copy of rank r's table, unless the cached one is current. */
 static int regions_fetch(nbr_win_t *w, int r)
 {
-    nbr_target_t *t = nbr_tgt(w, r);
+    nbr_target_t *t = &w->t[r];
     for (;;) {
         uint64_t s1 = __atomic_load_n(&t->ctl->reg_seq, __ATOMIC_ACQUIRE);
         if (s1 == t->rcache_seq && t->rcache_valid)
@@ -1435,7 +1445,7 @@ int nbr_region_check(nbr_win_t *w, int rank, MPI_Aint lo, MPI_Aint hi)
         return MPI_SUCCESS;
     if (rank == w->rank)
         return regions_cover(w->regs, w->nregs, lo, hi) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
-    const nbr_target_t *t = nbr_tgt(w, rank);
+    const nbr_target_t *t = &w->t[rank];
     if (nbr_tp_remote(t)) {
         /* Covered by the copy we have: go (the target checks again when the access arrives,
          * a region detached meanwhile is reported at completion). Not covered: fetch it. */
@@ -1559,14 +1569,14 @@ static void free_barrier(nbr_win_t *w)
         nbr_wait_step(&spins);
     }
     for (int r = 0; r < w->size && w->nremote; r++)
-        if (nbr_tp_remote(nbr_tgt_have(w, r)))
+        if (nbr_tp_remote(&w->t[r]))
             nbr_tp_notify(w, r, NBR_NS_FREED, 1);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, nbr_tgt_have(w, w->rank)->inc, __ATOMIC_RELEASE);
+    __atomic_store_n(&nbr_ctl_hdr(w->ctl)->freed, w->t[w->rank].inc, __ATOMIC_RELEASE);
     for (int r = 0; r < w->size; r++) {
         uint64_t inc;
         nbr_ctl_t *c = nbr_tgt_ctl(w, r, &inc); /* a node peer's (lazy: no descriptor made) */
-        while (!c ? !__atomic_load_n(&((nbr_peer_ctr_t *)(w->ctl + 1))[r].freed, __ATOMIC_ACQUIRE)
+        while (!c ? !__atomic_load_n(&w->t[w->rank].peer[r].freed, __ATOMIC_ACQUIRE)
                   : __atomic_load_n(&nbr_ctl_hdr(c)->freed, __ATOMIC_ACQUIRE) < inc) {
             if (w->nremote)
                 nbr_progress(); /* serve the remote peers still working on this window */
@@ -1809,9 +1819,10 @@ NBR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
         return nbr_err(w, "MPI_Win_shared_query", MPI_ERR_RANK,
                        "rank %d is not in the window's group of %d", rank, w->size);
     }
-    *size = nbr_tgt(w, rank)->size;
-    *disp_unit = nbr_tgt(w, rank)->disp_unit;
-    *(void **)baseptr = nbr_tgt(w, rank)->base ? (void *)nbr_tgt(w, rank)->base : NULL;
+    const nbr_target_t *t = nbr_tgt(w, rank); /* (a lazy window makes it) */
+    *size = t->size;
+    *disp_unit = t->disp_unit;
+    *(void **)baseptr = t->base ? (void *)t->base : NULL;
     return MPI_SUCCESS;
 }
 

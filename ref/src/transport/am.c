@@ -449,7 +449,7 @@ static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint3
      * busy — maybe held by the epoch waiting). The window's free waits for them too. */
     int counted = !cell;
     *t = (am_tok_t){.used = 1,
-                    .peer = nbr_tgt_have(w, rank)->wrank,
+                    .peer = w->t[rank].wrank,
                     .w = w,
                     .rank = rank,
                     .dst = dst,
@@ -465,7 +465,7 @@ static int tok_new(nbr_win_t *w, int rank, void *dst, nbr_tp_cell_t *cell, uint3
         *cell = (nbr_tp_cell_t){.state = NBR_CELL_PENDING};
     if (counted) {
         w->tp_out++;
-        nbr_tgt_have(w, rank)->tp_out++;
+        w->t[rank].tp_out++;
     } else {
         w->tp_tries++;
     }
@@ -492,8 +492,7 @@ static void tok_done(uint32_t i, int err, uint64_t val)
     job_put(t->job);
     t->job = NULL;
     if (t->counted) {
-        __atomic_store_n(&nbr_tgt_have(w, t->rank)->tp_out, nbr_tgt_have(w, t->rank)->tp_out - 1,
-                         __ATOMIC_RELEASE);
+        __atomic_store_n(&w->t[t->rank].tp_out, w->t[t->rank].tp_out - 1, __ATOMIC_RELEASE);
         __atomic_store_n(&w->tp_out, w->tp_out - 1, __ATOMIC_RELEASE);
     } else {
         w->tp_tries--;
@@ -529,7 +528,7 @@ static int send_req(nbr_win_t *w, int rank, const am_hdr_t *h, const void *p, si
         memcpy(b + sizeof *h, p, n);
     if (n2)
         memcpy(b + sizeof *h + n, p2, n2);
-    int rc = send_bytes(b, sizeof *h + n + n2, nbr_tgt_have(w, rank)->wrank, TAG_REQ, 1);
+    int rc = send_bytes(b, sizeof *h + n + n2, w->t[rank].wrank, TAG_REQ, 1);
     if (rc != MPI_SUCCESS)
         return nbr_err(w, "libnbrma (am)", rc, "sending a request to rank %d failed", rank);
     nbr_am_sent++;
@@ -539,10 +538,8 @@ static int send_req(nbr_win_t *w, int rank, const am_hdr_t *h, const void *p, si
 
 static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
 {
-    return (am_hdr_t){.kind = (uint32_t)kind,
-                      .win = (uint32_t)nbr_tgt_have(w, rank)->amid,
-                      .from = w->rank,
-                      .tok = AM_NOTOK};
+    return (am_hdr_t){
+        .kind = (uint32_t)kind, .win = (uint32_t)w->t[rank].amid, .from = w->rank, .tok = AM_NOTOK};
 }
 
 /* A request with a token: credit, token, send; on failure the token completes with the error.
@@ -552,7 +549,7 @@ static am_hdr_t hdr(nbr_win_t *w, int rank, int kind)
 static int issue(nbr_win_t *w, int rank, am_hdr_t *h, const void *p, size_t n, const void *p2,
                  size_t n2, void *dst, nbr_tp_cell_t *cell)
 {
-    credit_wait(w, nbr_tgt_have(w, rank)->wrank);
+    credit_wait(w, w->t[rank].wrank);
     uint32_t tok;
     int rc = tok_new(w, rank, dst, cell, &tok);
     if (rc != MPI_SUCCESS)
@@ -581,7 +578,7 @@ int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
         h.len = n;
         int rc = issue(w, r, &h, NULL, 0, NULL, 0, NULL, NULL);
         if (rc == MPI_SUCCESS &&
-            (rc = send_bytes((void *)s, n, nbr_tgt_have(w, r)->wrank, TAG_PUT, 0)) != MPI_SUCCESS)
+            (rc = send_bytes((void *)s, n, w->t[r].wrank, TAG_PUT, 0)) != MPI_SUCCESS)
             rc = nbr_err(w, "libnbrma (am)", rc, "sending %zu bytes to rank %d failed", n, r);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -599,7 +596,7 @@ int nbr_am_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
 static int rndv_get(nbr_win_t *w, int r, am_hdr_t *h, const void *lay, size_t laylen, char *into,
                     size_t n, struct am_unpack *job, int64_t pos)
 {
-    credit_wait(w, nbr_tgt_have(w, r)->wrank);
+    credit_wait(w, w->t[r].wrank);
     uint32_t tok;
     int rc = tok_new(w, r, NULL, NULL, &tok);
     if (rc != MPI_SUCCESS) {
@@ -610,12 +607,13 @@ static int rndv_get(nbr_win_t *w, int r, am_hdr_t *h, const void *lay, size_t la
     toks[tok].rndv_get = 1;
     tok_job(tok, job, pos);
     MPI_Request q;
-    rc = PMPI_Irecv(into, (int)n, MPI_BYTE, nbr_tgt_have(w, r)->wrank, TAG_GET, am_comm, &q);
-    if (rc == MPI_SUCCESS && (rc = act_add(q, (am_act_t){.what = A_GET_RECV,
-                                                         .peer = nbr_tgt_have(w, r)->wrank,
-                                                         .tok = tok,
-                                                         .buf = job ? into : NULL,
-                                                         .size = n})) != MPI_SUCCESS) {
+    rc = PMPI_Irecv(into, (int)n, MPI_BYTE, w->t[r].wrank, TAG_GET, am_comm, &q);
+    if (rc == MPI_SUCCESS &&
+        (rc = act_add(q, (am_act_t){.what = A_GET_RECV,
+                                    .peer = w->t[r].wrank,
+                                    .tok = tok,
+                                    .buf = job ? into : NULL,
+                                    .size = n})) != MPI_SUCCESS) {
         (void)PMPI_Cancel(&q);
         (void)PMPI_Request_free(&q);
     }
@@ -745,7 +743,7 @@ int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
             h.len = (uint64_t)n;
             /* The credit first: waiting for it lets other threads in (nbr_wait_step), and they
              * pack into `piece` too — it must be filled after the last such point. */
-            credit_wait(w, nbr_tgt_have(w, r)->wrank);
+            credit_wait(w, w->t[r].wrank);
             rc = issue(w, r, &h, lay, laylen, side_bytes(src, &c, pos, piece, n), (size_t)n, NULL,
                        NULL);
             continue;
@@ -764,7 +762,7 @@ int nbr_am_put_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         rc = issue(w, r, &h, lay, laylen, NULL, 0, NULL, NULL);
         if (rc == MPI_SUCCESS &&
             (rc = send_bytes(payload ? payload : (void *)(src->buf + pos), (size_t)n,
-                             nbr_tgt_have(w, r)->wrank, TAG_PUT, payload != NULL)) != MPI_SUCCESS)
+                             w->t[r].wrank, TAG_PUT, payload != NULL)) != MPI_SUCCESS)
             rc = nbr_err(w, "libnbrma (am)", rc, "sending %ld bytes to rank %d failed", (long)n,
                          r);
         else if (rc != MPI_SUCCESS)
@@ -843,8 +841,7 @@ int nbr_am_acc_packed(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t
         h.type = nbr_dtype_index(basic);
         n = total - pos < budget ? total - pos : budget;
         h.len = (uint64_t)n;
-        /* before `piece` is filled: see nbr_am_put_packed */
-        credit_wait(w, nbr_tgt_have(w, r)->wrank);
+        credit_wait(w, w->t[r].wrank); /* before `piece` is filled: see nbr_am_put_packed */
         const char *data = src && op != MPI_NO_OP ? side_bytes(src, &c, pos, piece, n) : NULL;
         rc = issue(w, r, &h, lay, laylen, data, data ? (size_t)n : 0,
                    res && !job ? (char *)res->buf + pos : NULL, NULL);
@@ -873,10 +870,10 @@ void nbr_am_notify(nbr_win_t *w, int r, int slot, uint64_t v)
     (void)issue(w, r, &h, NULL, 0, NULL, 0, NULL, NULL);
 }
 
-/* A dynamic window's region table at rank r, copied into nbr_tgt_have(w, r)->rcache: a piece of at
- * most AM_EAGER bytes per round trip, started over when the owner changed it meanwhile (its
- * sequence number rides on every reply). The call waits for the replies, serving peers meanwhile:
- * it runs only when an access is not covered by the copy it has (docs/ref-internals.md, "Across
+/* A dynamic window's region table at rank r, copied into w->t[r].rcache: a piece of at most
+ * AM_EAGER bytes per round trip, started over when the owner changed it meanwhile (its sequence
+ * number rides on every reply). The call waits for the replies, serving peers meanwhile: it runs
+ * only when an access is not covered by the copy it has (docs/ref-internals.md, "Across
  * nodes"). */
 /* Wait, inside an RMA call on w, for the reply to a request just issued (rc: the issue's code)
  * into cell c, serving peers meanwhile; the call's request context is set aside for each wait. */
@@ -929,7 +926,7 @@ int nbr_am_rkey(nbr_win_t *w, int r, uint64_t addr, void *buf, size_t cap, size_
 
 int nbr_am_regions(nbr_win_t *w, int r)
 {
-    nbr_target_t *t = nbr_tgt_have(w, r);
+    nbr_target_t *t = &w->t[r];
     nbr_region_t *first = malloc(AM_REGS_PER * sizeof *first);
     if (!first)
         return MPI_ERR_NO_MEM;
@@ -1168,7 +1165,7 @@ static void serve_packed(nbr_win_t *w, const am_hdr_t *h, const char *p, size_t 
             err = MPI_ERR_NO_MEM;
         o = old;
         if (err == MPI_SUCCESS && laylen) {
-            nbr_target_t *me = nbr_tgt_have(w, w->rank);
+            nbr_target_t *me = &w->t[w->rank];
             nbr_acc_lock(me, w->rank); /* one hold: a piece is at most AM_EAGER bytes */
             while (err == MPI_SUCCESS && len > 0 && nbr_lay_next(&c, len, &po, &n)) {
                 char *a = piece_addr(w, h->off, po, n, &err);
@@ -1233,7 +1230,7 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         }
         return;
     }
-    nbr_target_t *me = nbr_tgt_have(w, w->rank);
+    nbr_target_t *me = &w->t[w->rank];
     switch (h->kind) {
     case K_PUT: {
         void *a = local_addr(w, h->off, h->len, &err);

@@ -16,7 +16,7 @@ static inline void *remote_addr(const nbr_win_t *w, const nbr_target_t *t, MPI_A
 
 static int cma(nbr_win_t *w, int target, MPI_Aint off, void *local, size_t len, int write)
 {
-    const nbr_target_t *t = nbr_tgt_have(w, target);
+    const nbr_target_t *t = &w->t[target];
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC && target == w->rank) {
         void *p = remote_addr(w, t, off); /* my own attached memory */
         write ? memcpy(p, local, len) : memcpy(local, p, len);
@@ -43,7 +43,7 @@ static int cma(nbr_win_t *w, int target, MPI_Aint off, void *local, size_t len, 
 
 int nbr_shm_cma_batch(nbr_win_t *w, int target, int write, const nbr_cma_piece_t *p, int n)
 {
-    const nbr_target_t *t = nbr_tgt_have(w, target);
+    const nbr_target_t *t = &w->t[target];
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC && target == w->rank) { /* my own memory */
         for (int i = 0; i < n; i++) {
             void *r = remote_addr(w, t, p[i].off);
@@ -82,7 +82,7 @@ int nbr_shm_cma_batch(nbr_win_t *w, int target, int write, const nbr_cma_piece_t
 
 int nbr_shm_write(nbr_win_t *w, int target, MPI_Aint off, const void *src, size_t len)
 {
-    unsigned char *b = nbr_tgt_have(w, target)->base; /* (every access passed target_check) */
+    unsigned char *b = w->t[target].base;
     if (NBR_LIKELY(b != NULL)) {
         memcpy(b + off, src, len);
         return MPI_SUCCESS;
@@ -92,7 +92,7 @@ int nbr_shm_write(nbr_win_t *w, int target, MPI_Aint off, const void *src, size_
 
 int nbr_shm_read(nbr_win_t *w, int target, MPI_Aint off, void *dst, size_t len)
 {
-    const unsigned char *b = nbr_tgt_have(w, target)->base;
+    const unsigned char *b = w->t[target].base;
     if (NBR_LIKELY(b != NULL)) {
         memcpy(dst, b + off, len);
         return MPI_SUCCESS;

@@ -68,11 +68,11 @@ enum { NBR_NS_POSTED = 0, NBR_NS_COMPLETED, NBR_NS_FENCE, NBR_NS_FREED };
 /* ---- the ops table ----------------------------------------------------------------------------
  *
  * One table per transport that crosses nodes (shm, within a node, stays inline below: its
- * branches are the hot paths). A pair's table is nbr_tp_table[nbr_tgt_have(w, r)->net]; adding a
- * transport is one file with one table and one entry in tp.c (docs/ref-internals.md, "The transport
- * seam"). A transport may take an entry from another one (ucx serves accumulates through am's: the
- * target's CPU, one path for every accumulate of a location, MPI-3.1 §11.7.1 — except the eligible
- * pairs of accumulate_ops=same_op windows, which every path serves with atomic instructions: op.c).
+ * branches are the hot paths). A pair's table is nbr_tp_table[w->t[r].net]; adding a transport is
+ * one file with one table and one entry in tp.c (docs/ref-internals.md, "The transport seam"). A
+ * transport may take an entry from another one (ucx serves accumulates through am's: the target's
+ * CPU, one path for every accumulate of a location, MPI-3.1 §11.7.1 — except the eligible pairs
+ * of accumulate_ops=same_op windows, which every path serves with atomic instructions: op.c).
  *
  * `ordered`: a pair's operations take effect at the target in the order they were issued (am: its
  * requests are served in order). Only then may a lock release or a PSCW done notification follow
@@ -108,7 +108,7 @@ typedef struct nbr_tp_ops {
     int (*acc_packed)(nbr_win_t *w, int r, MPI_Aint off, const void *lay, size_t laylen,
                       MPI_Op op, MPI_Datatype basic, MPI_Aint ext, const nbr_tp_side_t *src,
                       const nbr_tp_side_t *res, int64_t total);
-    int (*regions)(nbr_win_t *w, int r); /* copy r's region table into nbr_tgt_have(w, r)->rcache */
+    int (*regions)(nbr_win_t *w, int r); /* copy r's region table into w->t[r].rcache */
     void (*flush)(nbr_win_t *w, int r);  /* or NULL (above) */
 } nbr_tp_ops_t;
 
@@ -242,7 +242,7 @@ void nbr_rdma_devices(void *stream);
 /* The remote-only operations (the caller knows the pair is remote). */
 static inline const nbr_tp_ops_t *nbr_tp_of(const nbr_win_t *w, int r)
 {
-    return nbr_tp_table[nbr_tgt_have(w, r)->net];
+    return nbr_tp_table[w->t[r].net];
 }
 static inline int nbr_tp_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b,
                              nbr_tp_cell_t *c, uint64_t *old)
@@ -260,7 +260,7 @@ static inline int nbr_tp_remote(const nbr_target_t *t)
 
 static inline uint64_t *nbr_tp_word(nbr_win_t *w, int r, int word)
 {
-    return (uint64_t *)((char *)nbr_tgt_have(w, r)->ctl + nbr_ctl_word_off(w->size, word));
+    return (uint64_t *)((char *)w->t[r].ctl + nbr_ctl_word_off(w->size, word));
 }
 
 /* One atomic on a shm control word (acquire on the way in, release on the way out): the lock tries
@@ -289,27 +289,24 @@ static inline uint64_t nbr_tp_amo_shm(uint64_t *p, int op, uint64_t a, uint64_t 
 /* No result wanted (lock releases): toward a remote peer it still counts as outstanding. */
 static inline void nbr_tp_amo_nr(nbr_win_t *w, int r, int word, int op, uint64_t a)
 {
-    const nbr_target_t *t = nbr_tgt_have(w, r);
-    if (NBR_LIKELY(!nbr_tp_remote(t))) {
-        uint64_t *p = (uint64_t *)((char *)t->ctl + nbr_ctl_word_off(w->size, word));
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r]))) {
         if (op == NBR_AMO_FADD)
-            __atomic_add_fetch(p, a, __ATOMIC_RELEASE);
+            __atomic_add_fetch(nbr_tp_word(w, r, word), a, __ATOMIC_RELEASE);
         else
-            __atomic_store_n(p, a, __ATOMIC_RELEASE);
+            __atomic_store_n(nbr_tp_word(w, r, word), a, __ATOMIC_RELEASE);
         return;
     }
-    nbr_tp_table[t->net]->amo(w, r, word, op, a, 0, NULL, NULL);
+    nbr_tp_table[w->t[r].net]->amo(w, r, word, op, a, 0, NULL, NULL);
 }
 
 static inline void nbr_tp_notify(nbr_win_t *w, int r, int slot, uint64_t v)
 {
-    const nbr_target_t *t = nbr_tgt_have(w, r);
-    if (NBR_LIKELY(!nbr_tp_remote(t))) {
-        nbr_peer_ctr_t *p = &t->peer[w->rank];
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r]))) {
+        nbr_peer_ctr_t *p = &w->t[r].peer[w->rank];
         __atomic_store_n(slot == NBR_NS_POSTED ? &p->posted : &p->completed, v, __ATOMIC_RELEASE);
         return;
     }
-    nbr_tp_table[t->net]->notify(w, r, slot, v);
+    nbr_tp_table[w->t[r].net]->notify(w, r, slot, v);
 }
 
 /* I reached fence `no` with my preceding epoch complete: shm peers read my own counter; remote
@@ -322,31 +319,31 @@ static inline void nbr_tp_fence_signal(nbr_win_t *w, uint64_t no)
     __atomic_store_n(&w->ctl->fence, no, __ATOMIC_RELEASE);
     if (NBR_UNLIKELY(w->nremote))
         for (int r = 0; r < w->size; r++)
-            if (nbr_tp_remote(nbr_tgt_have(w, r)))
-                nbr_tp_table[nbr_tgt_have(w, r)->net]->notify(w, r, NBR_NS_FENCE, no);
+            if (nbr_tp_remote(&w->t[r]))
+                nbr_tp_table[w->t[r].net]->notify(w, r, NBR_NS_FENCE, no);
 }
 
 static inline uint64_t nbr_tp_fence_seen(nbr_win_t *w, int r)
 {
     if (NBR_UNLIKELY(w->lazy)) /* one node; no descriptor is made for a fence */
         return __atomic_load_n(&nbr_tgt_ctl(w, r, NULL)->fence, __ATOMIC_ACQUIRE);
-    if (NBR_LIKELY(!nbr_tp_remote(nbr_tgt_have(w, r))))
-        return __atomic_load_n(&nbr_tgt_have(w, r)->ctl->fence, __ATOMIC_ACQUIRE);
-    return __atomic_load_n(&nbr_tgt_have(w, w->rank)->peer[r].fence, __ATOMIC_ACQUIRE);
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
+        return __atomic_load_n(&w->t[r].ctl->fence, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&w->t[w->rank].peer[r].fence, __ATOMIC_ACQUIRE);
 }
 
 static inline int nbr_tp_put(nbr_win_t *w, int r, MPI_Aint off, const void *src, size_t len)
 {
-    if (NBR_LIKELY(!nbr_tp_remote(nbr_tgt_have(w, r))))
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
         return nbr_shm_write(w, r, off, src, len);
-    return nbr_tp_table[nbr_tgt_have(w, r)->net]->put(w, r, off, src, len);
+    return nbr_tp_table[w->t[r].net]->put(w, r, off, src, len);
 }
 
 static inline int nbr_tp_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
 {
-    if (NBR_LIKELY(!nbr_tp_remote(nbr_tgt_have(w, r))))
+    if (NBR_LIKELY(!nbr_tp_remote(&w->t[r])))
         return nbr_shm_read(w, r, off, dst, len);
-    return nbr_tp_table[nbr_tgt_have(w, r)->net]->get(w, r, off, dst, len);
+    return nbr_tp_table[w->t[r].net]->get(w, r, off, dst, len);
 }
 
 /* Nothing the window issued toward r (or anyone: NBR_FLUSH_ALL) is outstanding. When something
@@ -355,7 +352,7 @@ static inline int nbr_tp_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_
 static inline long nbr_tp_out(const nbr_win_t *w, int r) /* outstanding toward r, or all */
 {
     return r == NBR_FLUSH_ALL ? __atomic_load_n(&w->tp_out, __ATOMIC_ACQUIRE)
-                              : __atomic_load_n(&nbr_tgt_have(w, r)->tp_out, __ATOMIC_ACQUIRE);
+                              : __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE);
 }
 
 static inline int nbr_tp_quiet(nbr_win_t *w, int r)

@@ -205,8 +205,7 @@ static void note_error(nbr_win_t *w, int rank, const char *what, ucs_status_t st
 
 static void tp_out_add(nbr_win_t *w, int rank, long n)
 {
-    __atomic_store_n(&nbr_tgt_have(w, rank)->tp_out, nbr_tgt_have(w, rank)->tp_out + n,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(&w->t[rank].tp_out, w->t[rank].tp_out + n, __ATOMIC_RELEASE);
     __atomic_store_n(&w->tp_out, w->tp_out + n, __ATOMIC_RELEASE);
 }
 
@@ -687,8 +686,7 @@ static void acc_order(nbr_win_t *w, int r, long n)
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     /* accumulate_ordering=none (MPI-3.1 §11.7.2): "no ordering is guaranteed" — no fence. Any
      * ordering the window asks for keeps the fence (it orders all four at once). */
-    if (p->acc_since && w->acc_order &&
-        __atomic_load_n(&nbr_tgt_have(w, r)->tp_out, __ATOMIC_ACQUIRE)) {
+    if (p->acc_since && w->acc_order && __atomic_load_n(&w->t[r].tp_out, __ATOMIC_ACQUIRE)) {
         nbr_ucx_stats.fences++;
         ucs_status_t st = ucp_worker_fence(worker);
         if (st != UCS_OK)
@@ -1095,7 +1093,7 @@ static void ucx_flush(nbr_win_t *w, int r)
     if (!uw)
         return;
     if (r != NBR_FLUSH_ALL) {
-        if (nbr_tgt_have(w, r)->net == NBR_NET_UCX)
+        if (w->t[r].net == NBR_NET_UCX)
             flush_pair(w, r);
         return;
     }
@@ -1408,7 +1406,7 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
         ucp_rkey_buffer_release(cpk);
     /* Each pair on another node: UCX when both ends could and the keys unpack. */
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++) {
-        nbr_target_t *t = nbr_tgt_have(w, r);
+        nbr_target_t *t = &w->t[r];
         if (t->net != NBR_NET_AM)
             continue;
         ucx_card_t c;
@@ -1473,8 +1471,8 @@ void nbr_ucx_win_teardown(nbr_win_t *w)
         for (int i = 0; i < p->nrr; i++)
             ucp_rkey_destroy(p->rr[i].key);
         free(p->rr);
-        if (nbr_tgt_have(w, r)->net == NBR_NET_UCX)
-            nbr_tgt_have(w, r)->net = NBR_NET_AM;
+        if (w->t[r].net == NBR_NET_UCX)
+            w->t[r].net = NBR_NET_AM;
     }
     if (uw->wmem)
         ucp_mem_unmap(ctx, uw->wmem);
