@@ -82,7 +82,7 @@ int MPIX_Win_epoch_counts(MPI_Win win, int *deferred, int *pending);
  * refuses it with MPI_ERR_ARG rather than write a struct of another shape. MPI_ERR_WIN on a
  * window the vendor serves; MPI_WIN_NULL fills the process part only (the window part is 0).
  * NBRMA_STATS=path writes the process part as JSON at MPI_Finalize (docs/ref.md). */
-#define MPIX_WIN_STATS_VERSION 1
+#define MPIX_WIN_STATS_VERSION 2 /* 2 added proc_ops_pooled; a version-1 caller gets the rest */
 /* Transports of a pair of ranks: indices of peers[] and peer_bytes[]. */
 enum { MPIX_NBRMA_TP_SHM = 0, MPIX_NBRMA_TP_AM, MPIX_NBRMA_TP_VERBS, MPIX_NBRMA_TP_UCX,
        MPIX_NBRMA_NTP = 4 };
@@ -118,6 +118,10 @@ typedef struct {
     MPIX_Nbrma_gauge proc_windows; /* ref windows (count) and their metadata (bytes) */
     MPIX_Nbrma_gauge proc_epochs, proc_ops, proc_flushes;
     MPIX_Nbrma_gauge proc_requests; /* request objects (closing, flush and R-variant requests) */
+    /* ---- version 2 ---- */
+    MPIX_Nbrma_gauge proc_ops_pooled; /* operation objects freed and kept for reuse (up to
+                                         NBRMA_OP_POOL objects): memory the process holds that the
+                                         ops gauges, objects in use, do not count */
 } MPIX_Win_stats;
 int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats);
 

@@ -23,8 +23,12 @@
  * every libnbrma call that may wait and from the intercepted wait/test family, so one MPI_Test
  * carries every epoch as far as it can go and closing requests complete under plain MPI_Wait. */
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h> /* the pool of operation objects poisons what it keeps */
+#endif
 
 #include "nbr.h"
 #include "transport/tp.h"
@@ -338,6 +342,67 @@ int nbr_engine_busy(void)
     return work_head || replay_head || poll_head || nbr_tp_outstanding() > 0;
 }
 
+/* ---- operation objects: a pool (issue 26, F6) ------------------------------------------------
+ * Recorded calls (deferred epochs, the scheduler's held calls, delayed issue, the reduce-scatter
+ * fence) come and go by the thousand per epoch. A malloc and a free each cost about half of a
+ * delayed put (perf, f6_issue at 16 Ki puts per target: _int_malloc and the page faults of a heap
+ * that glibc gives back to the kernel after each epoch and takes again in the next). Freed
+ * objects are kept for reuse instead, up to NBRMA_OP_POOL of them in the process (16384, as MPICH
+ * ch3's global pool); the rest go back to malloc. The ops gauges count the objects in use,
+ * proc_ops_pooled those kept (MPIX_Win_stats version 2). Under the big lock, as every recording and
+ * replay is. */
+static nbr_rec_t *rec_pool; /* a stack, linked through next */
+static long long rec_pool_n;
+/* Under AddressSanitizer a pooled object is poisoned but for its link, so that a use after it was
+ * freed is still reported (SAN=1), as it would be had it gone back to malloc. */
+#if defined(__SANITIZE_ADDRESS__)
+#define REC_POISON(r)                                                                              \
+    ASAN_POISON_MEMORY_REGION(&(r)->run_prev, sizeof *(r)-offsetof(nbr_rec_t, run_prev))
+#define REC_UNPOISON(r) ASAN_UNPOISON_MEMORY_REGION((r), sizeof *(r))
+#else
+#define REC_POISON(r)   ((void)(r))
+#define REC_UNPOISON(r) ((void)(r))
+#endif
+
+static nbr_rec_t *rec_alloc(void)
+{
+    nbr_rec_t *r = rec_pool;
+    if (!r)
+        return malloc(sizeof *r);
+    REC_UNPOISON(r);
+    rec_pool = r->next;
+    rec_pool_n--;
+    nbr_stat(NULL, &nbr_st.ops_pooled, -1, -(long long)sizeof *r);
+    return r;
+}
+
+static void rec_release(nbr_rec_t *r)
+{
+    if (rec_pool_n >= nbr_cfg.OP_POOL) {
+        free(r);
+        return;
+    }
+    r->next = rec_pool;
+    REC_POISON(r);
+    rec_pool = r;
+    rec_pool_n++;
+    nbr_stat(NULL, &nbr_st.ops_pooled, 1, (long long)sizeof *r);
+}
+
+void nbr_rec_pool_drain(void)
+{
+    NBR_ENTER();
+    while (rec_pool) {
+        nbr_rec_t *r = rec_pool;
+        REC_UNPOISON(r);
+        rec_pool = r->next;
+        free(r);
+        nbr_stat(NULL, &nbr_st.ops_pooled, -1, -(long long)sizeof *r);
+    }
+    rec_pool_n = 0;
+    NBR_LEAVE();
+}
+
 static void rec_free(nbr_rec_t *r)
 {
     if (in_progress_thread && (r->dup_ot || r->dup_rt || r->dup_tt)) {
@@ -351,7 +416,7 @@ static void rec_free(nbr_rec_t *r)
         PMPI_Type_free(&r->rt);
     if (r->dup_tt)
         PMPI_Type_free(&r->tt);
-    free(r);
+    rec_release(r);
 }
 
 static void flushes_check(nbr_win_t *w, int rank);
@@ -468,7 +533,7 @@ int nbr_record(nbr_win_t *w, const nbr_rec_t *src)
 {
     nbr_epoch_t *e = nbr_access_epoch(w, src->rank);
     nbr_peer_q_t *q = peer_q(w, src->rank);
-    nbr_rec_t *r = q ? malloc(sizeof *r) : NULL;
+    nbr_rec_t *r = q ? rec_alloc() : NULL;
     if (!r)
         return nbr_err(w, src->call, MPI_ERR_NO_MEM,
                        "out of memory recording a call of a deferred epoch");

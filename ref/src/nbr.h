@@ -48,6 +48,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(ACC, str, "am", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock. Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
     X(LOCK, str, "polling", "how an exclusive lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the releasing holder's grant, at a cost of 16 bytes per peer in every process's control block (window info key nbrma_lock; shared locks and lock_all always poll)") \
     X(META, str, "table", "window metadata (paper 004 §III-B, F3): table keeps a descriptor per peer (O(P) bytes per window in every process); lazy computes a peer's descriptor when the peer is first used, in address space reserved for all (memory only for the pages used), which MPI_Win_allocate windows on one node with the same size and disp_unit everywhere allow (their memory symmetric, every control block named in the symmetric segment); other windows keep the table (window info key nbrma_meta, fixed at creation; MPI_Win_get_info tells which is in force)") \
+    X(OP_POOL, int, 16384, "freed operation objects (recorded calls: deferred epochs, delayed issue, the scheduler's held calls, the reduce-scatter fence) kept in the process for reuse instead of going back to malloc, as MPICH ch3's global pool of RMA operations (MPIR_CVAR_CH3_RMA_OP_GLOBAL_POOL_SIZE, also 16384); MPIX_Win_get_stats' proc_ops_pooled counts them; 0: none kept") \
     X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
 // clang-format on
@@ -376,6 +377,7 @@ typedef struct {
 } nbr_gauge_t;
 typedef struct {
     nbr_gauge_t windows, epochs, ops, flushes, requests;
+    nbr_gauge_t ops_pooled; /* operation objects kept for reuse (epoch.c's pool, NBRMA_OP_POOL) */
 } nbr_stats_t;
 extern nbr_stats_t nbr_st;
 void nbr_gauge_add(nbr_gauge_t *g, long long count, long long bytes);
@@ -736,6 +738,7 @@ void nbr_win_flags_changed(nbr_win_t *w);
 /* Record an RMA call into the open epoch covering `rank` (not ready yet; or ready, r->held: a
  * call the scheduler defers to the closing call or a flush, 002 §4). */
 int nbr_record(nbr_win_t *w, const nbr_rec_t *r);
+void nbr_rec_pool_drain(void); /* MPI_Finalize: the kept operation objects go back to malloc */
 /* A flush toward `rank` (or NBR_FLUSH_ALL) is coming: the calls the scheduler held toward node
  * peers are carried out by the next engine sweep. */
 void nbr_sched_release(nbr_win_t *w, int rank);

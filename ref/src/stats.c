@@ -15,6 +15,7 @@
  * function on. Nothing here runs on the put/get fast path or on the pooled lock/unlock path
  * (epoch objects are counted when malloc'ed, not when recycled). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ static void proc_part(MPIX_Win_stats *s)
     gauge_read(&s->proc_ops, &nbr_st.ops);
     gauge_read(&s->proc_flushes, &nbr_st.flushes);
     gauge_read(&s->proc_requests, &nbr_st.requests);
+    gauge_read(&s->proc_ops_pooled, &nbr_st.ops_pooled);
 }
 
 static void win_part(nbr_win_t *w, MPIX_Win_stats *s)
@@ -108,38 +110,40 @@ static void win_part(nbr_win_t *w, MPIX_Win_stats *s)
     s->ops_in_flight = w->tp_out;
 }
 
+/* The bytes of the struct a caller of `version` holds: version 1 ended before proc_ops_pooled. */
+static size_t stats_size(int version)
+{
+    return version == 1 ? offsetof(MPIX_Win_stats, proc_ops_pooled) : sizeof(MPIX_Win_stats);
+}
+
 NBR_API int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats)
 {
     if (!stats)
         return MPI_ERR_ARG;
-    if (stats->version != MPIX_WIN_STATS_VERSION) {
+    if (stats->version < 1 || stats->version > MPIX_WIN_STATS_VERSION) {
         char msg[160];
         snprintf(msg, sizeof msg,
-                 "MPIX_Win_get_stats: stats->version is %d; this libnbrma fills version %d "
+                 "MPIX_Win_get_stats: stats->version is %d; this libnbrma fills versions 1 to %d "
                  "(set it to MPIX_WIN_STATS_VERSION)",
                  stats->version, MPIX_WIN_STATS_VERSION);
         if (nbr_cfg.VERBOSE)
             fprintf(stderr, "libnbrma: %s\n", msg);
         return MPI_ERR_ARG;
     }
-    int version = stats->version;
-    memset(stats, 0, sizeof *stats);
-    stats->version = version;
-    if (win == MPI_WIN_NULL) {
-        NBR_ENTER();
-        proc_part(stats);
-        NBR_LEAVE();
-        return MPI_SUCCESS;
-    }
-    nbr_win_t *w = nbr_win_find(win);
-    if (!w)
+    /* Filled whole here and copied out at the caller's size: an older caller's struct is shorter,
+     * and nothing past its end is written. */
+    MPIX_Win_stats s = {.version = stats->version};
+    nbr_win_t *w = NULL;
+    if (win != MPI_WIN_NULL && !(w = nbr_win_find(win)))
         return nbr_err_vendor_win(win, "MPIX_Win_get_stats", MPI_ERR_WIN,
                                   "the window is served by the vendor MPI library, which keeps "
                                   "no such counters");
     NBR_ENTER();
-    win_part(w, stats);
-    proc_part(stats);
+    if (w)
+        win_part(w, &s);
+    proc_part(&s);
     NBR_LEAVE();
+    memcpy(stats, &s, stats_size(s.version));
     return MPI_SUCCESS;
 }
 
@@ -208,7 +212,8 @@ int nbr_stats_finalize(void)
     json_gauge(f, "epochs", &nbr_st.epochs, 0);
     json_gauge(f, "ops", &nbr_st.ops, 0);
     json_gauge(f, "flushes", &nbr_st.flushes, 0);
-    json_gauge(f, "requests", &nbr_st.requests, 1);
+    json_gauge(f, "requests", &nbr_st.requests, 0);
+    json_gauge(f, "ops_pooled", &nbr_st.ops_pooled, 1);
     fprintf(f, "}\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {

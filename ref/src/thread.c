@@ -318,6 +318,7 @@ NBR_API int MPI_Init(int *argc, char ***argv)
 NBR_API int MPI_Finalize(void)
 {
     int st = nbr_stats_finalize(); /* NBRMA_STATS: the memory accounting report */
+    nbr_rec_pool_drain();
     nbr_arena_finalize(); /* peers mapped what they need: the names can go */
     nbr_tp_finalize();
     nbr_progress_finalize();

@@ -4,11 +4,15 @@
  * per-transport split covers every rank. Epoch objects (PSCW groups included) are counted and
  * given back at free. Operation objects: none with eager issue; with delayed issue (nbrma_issue)
  * one per queued call, the data not in place until the flush, all returned after it, the
- * high-water mark at N. Request objects: an R-variant's is held until MPI_Wait frees it. Bad
- * versions and vendor windows are refused. Run on 2 ranks, and on virtual nodes
- * (NBRMA_RANKS_PER_NODE=1: the am transport's split, operations in flight). ARGS: none, or
+ * high-water mark at N; freed ones kept in the process's pool up to NBRMA_OP_POOL (version 2's
+ * proc_ops_pooled) and taken from it first. Request objects: an R-variant's is held until MPI_Wait
+ * frees it. Bad versions and vendor windows are refused; a version-1 caller's shorter struct is
+ * filled and nothing past it written. Run on 2 ranks, and on virtual nodes (NBRMA_RANKS_PER_NODE=1:
+ * the am transport's split, operations in flight). ARGS: none, or
  * "--fail-finalize": exit non-zero when MPI_Finalize reports an error (NBRMA_STATS checks). */
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nbr.h"
@@ -59,10 +63,28 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     static long mem[N];
+    int rc_v1;
+    /* NBRMA_OP_POOL: the operation objects the process keeps for reuse (16384 unless set) */
+    const char *pool_env = getenv("NBRMA_OP_POOL");
+    const long long pool_cap = pool_env && *pool_env ? atoll(pool_env) : 16384;
 
     MPIX_Win_stats s = {.version = MPIX_WIN_STATS_VERSION + 1};
     tap_is_long(MPIX_Win_get_stats(MPI_WIN_NULL, &s), MPI_ERR_ARG,
                 "a stats struct of an unknown version is refused with MPI_ERR_ARG");
+    s.version = 0;
+    tap_is_long(MPIX_Win_get_stats(MPI_WIN_NULL, &s), MPI_ERR_ARG, "and so is version 0");
+    /* A program built against version 1 holds a struct that ends before proc_ops_pooled: it is
+     * filled, and not a byte past its end is written. */
+    memset(&s, 0xab, sizeof s);
+    s.version = 1;
+    const size_t v1 = offsetof(MPIX_Win_stats, proc_ops_pooled);
+    int untouched = 1;
+    rc_v1 = MPIX_Win_get_stats(MPI_WIN_NULL, &s);
+    for (size_t i = v1; i < sizeof s; i++)
+        untouched &= ((unsigned char *)&s)[i] == 0xab;
+    tap_ok(rc_v1 == MPI_SUCCESS && s.version == 1 && s.ranks == 0 && s.proc_windows.count >= 0 &&
+               s.proc_requests.count_hwm >= 0 && untouched,
+           "a version-1 caller gets the %zu bytes of its struct, nothing after them", v1);
     MPIX_Nbrma_set_impl("vendor");
     MPI_Win vw;
     long *vb;
@@ -197,6 +219,17 @@ int main(int argc, char **argv)
                        s2.ops.count_hwm >= N && s2.ops.bytes_hwm >= N * (long long)sizeof(nbr_rec_t),
                    "delayed: the flush carries them out and frees them (high-water %lld objects)",
                    s2.ops.count_hwm);
+            /* The pool (NBRMA_OP_POOL): recording takes objects from it, freeing gives them
+             * back up to its capacity; its gauge is exact. */
+            long long p0 = s0.proc_ops_pooled.count, p1 = s1.proc_ops_pooled.count;
+            long long want1 = p0 > N ? p0 - N : 0;
+            long long want2 = p1 + N < pool_cap ? p1 + N : pool_cap > p1 ? pool_cap : p1;
+            tap_ok(p1 == want1 && s2.proc_ops_pooled.count == want2 &&
+                       s2.proc_ops_pooled.bytes == want2 * (long long)sizeof(nbr_rec_t) &&
+                       s2.proc_ops_pooled.count_hwm >= want2,
+                   "delayed: recording takes pooled objects (%lld -> %lld) and freeing keeps up to "
+                   "NBRMA_OP_POOL=%lld of them (%lld, want %lld)",
+                   p0, p1, pool_cap, s2.proc_ops_pooled.count, want2);
         } else {
             tap_ok(s1.ops.count == 0 && s1.ops.count_hwm == 0,
                    "eager: %d puts in a ready epoch allocate no operation object", N);

@@ -15,8 +15,8 @@ $PYTHON - "$tmp/st.0.json" "$tmp/st.1.json" >"$tmp/py" 2>&1 <<'PY'
 import json, sys
 for path in sys.argv[1:]:
     d = json.load(open(path))
-    assert d["version"] == 1 and d["size"] == 2, d
-    for g in ("windows", "epochs", "ops", "flushes", "requests"):
+    assert d["version"] == 2 and d["size"] == 2, d
+    for g in ("windows", "epochs", "ops", "flushes", "requests", "ops_pooled"):
         for k in ("count", "count_hwm", "bytes", "bytes_hwm"):
             assert isinstance(d[g][k], int), (g, k)
     assert d["windows"]["count"] == 0 and d["windows"]["bytes"] == 0, d["windows"]
@@ -24,6 +24,8 @@ for path in sys.argv[1:]:
     assert d["epochs"]["count"] == 0 and d["ops"]["count"] == 0, d
     assert d["ops"]["count_hwm"] >= 128, d["ops"]
     assert d["ops"]["bytes_hwm"] >= 128 * 100, d["ops"]
+    # every object freed went to the pool (NBRMA_OP_POOL=16384 by default) and is kept there
+    assert d["ops_pooled"]["count"] >= 128 and d["ops_pooled"]["bytes"] > 0, d["ops_pooled"]
     print(path, "windows hwm", d["windows"]["count_hwm"], "ops hwm", d["ops"]["count_hwm"])
 PY
 t_ok $? "valid JSON: windows and epochs all given back, 128+ operation objects at the high-water mark"

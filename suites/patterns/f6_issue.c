@@ -9,13 +9,14 @@
  * across ranks): epoch_us, from the first put to the closing fence's return. Memory, from
  * MPIX_Win_get_stats' gauges (counters at the allocation sites, never a model; the largest value
  * across ranks): ops_hwm_bytes, the operation objects held at once (004 Fig. 8a); ops_per_op, the
- * same per queued put; requests_hwm_bytes, request objects held at once (Fig. 8b: libnbrma's
- * closing requests; a put carries none); meta_bytes, the window's metadata; prof_1 .. prof_8 and
- * prof_after, 004's Fig. 8a profile from one more, untimed epoch: the operation objects rank 0
- * holds after each eighth of its puts and after the closing fence. After every epoch the
- * operation objects must be back at zero. Every epoch's data is verified at its target
- * (then a barrier, outside the timed part: the closing fence opened the next epoch).
- * Vendor: no counters to read (series_why). */
+ * same per queued put; pooled_bytes, freed operation objects the process keeps for reuse after the
+ * epochs (its pool, up to NBRMA_OP_POOL objects: memory not returned to malloc);
+ * requests_hwm_bytes, request objects held at once (Fig. 8b: libnbrma's closing requests; a put
+ * carries none); meta_bytes, the window's metadata; prof_1 .. prof_8 and prof_after, 004's Fig. 8a
+ * profile from one more, untimed epoch: the operation objects rank 0 holds after each eighth of its
+ * puts and after the closing fence. After every epoch the operation objects must be back at zero.
+ * Every epoch's data is verified at its target (then a barrier, outside the timed part: the closing
+ * fence opened the next epoch). Vendor: no counters to read (series_why). */
 #include <stdio.h>
 
 #include "strategy.h"
@@ -96,15 +97,16 @@ static void run(gb_state_t *st, void *arg)
                epoch, leftover);
 
     /* the largest across ranks */
-    double v[4] = {(double)s.ops.bytes_hwm, (double)s.proc_requests.bytes_hwm, (double)s.meta.bytes,
-                   (double)s.ops.count_hwm};
-    NBH_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, c->ctx->comm));
+    double v[5] = {(double)s.ops.bytes_hwm, (double)s.proc_requests.bytes_hwm, (double)s.meta.bytes,
+                   (double)s.ops.count_hwm, (double)s.proc_ops_pooled.bytes};
+    NBH_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, c->ctx->comm));
     nbh_rec_report(&rec, st);
     gb_set_counter(st, "ops_hwm_bytes", v[0]);
     gb_set_counter(st, "ops_per_op", v[3] > 0 ? v[0] / v[3] : 0);
     gb_set_counter(st, "ops_hwm", v[3]);
     gb_set_counter(st, "requests_hwm_bytes", v[1]);
     gb_set_counter(st, "meta_bytes", v[2]);
+    gb_set_counter(st, "pooled_bytes", v[4]); /* freed objects the process keeps (NBRMA_OP_POOL) */
     static const char *const pname[9] = {"prof_1", "prof_2", "prof_3", "prof_4",    "prof_5",
                                          "prof_6", "prof_7", "prof_8", "prof_after"};
     NBH_MPI(c, MPI_Bcast(prof, 9, MPI_DOUBLE, 0, c->ctx->comm));
