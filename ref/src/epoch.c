@@ -888,12 +888,22 @@ static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
 /* Lock requests are granted per target in activation order (one origin's lock epochs toward one
  * target: with A_A_A_R a later shared lock granted first would keep out the earlier exclusive
  * one, whose calls a flush of the later epoch then waits for forever). */
+static void handoff(nbr_win_t *w, nbr_epoch_t *e);
 static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->kind == NBR_EK_LOCK_ALL)
         return nbr_try_lock_all(w, &e->cell);
-    if (e->lock_type == MPI_LOCK_SHARED)
-        return nbr_try_lock_shared(w, e->target, &e->cell);
+    if (e->lock_type == MPI_LOCK_SHARED) {
+        if (!w->lock_q)
+            return nbr_try_lock_shared(w, e->target, &e->cell);
+        /* Queued (lock.c): a reader waits its turn in the target's queue, and once it holds the
+         * lock passes the queue on at once, so that readers in a row share the lock and a writer
+         * behind them waits at the head. */
+        if (!nbr_try_lock_queued(w, e))
+            return 0;
+        handoff(w, e);
+        return 1;
+    }
     if (e->lock_phase == 0 && nbr_try_lock_global_excl(w, &e->cell))
         e->lock_phase = 1;
     if (e->lock_phase != 1)
@@ -901,9 +911,10 @@ static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
     return w->lock_q ? nbr_try_lock_queued(w, e) : nbr_try_lock_writer(w, e->target, &e->cell);
 }
 
-/* A released exclusive lock that waited in the target's queue: hand it to the successor (lock.c),
- * at once when it can, else in the engine's polls (the epoch completes meanwhile: the lock word
- * is free, only the order of the next holders waits). */
+/* A released exclusive lock that waited in the target's queue, or a granted shared one: hand the
+ * queue on to the successor (lock.c), at once when it can, else in the engine's polls (the epoch
+ * goes on meanwhile: the lock word decides who holds the lock, only the order of the next holders
+ * waits). */
 static void handoff(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->qstep != 3)

@@ -158,8 +158,17 @@ void nbr_acc_unlock(nbr_target_t *t)
  * or an origin that polls (a process whose setting differs), have it; the grant may also arrive
  * before the releasing holder's writer bit is cleared (another path), and the head then polls a
  * few times. So the queue decides the order and where origins wait, never whether two hold the
- * lock at once. Shared locks and lock_all keep polling: the all-to-one exclusive locks of 004's
- * experiment are what the queue serves.
+ * lock at once.
+ *
+ * Shared locks queue too (a reader-writer queue, as Mellor-Crummey and Scott's fair reader-writer
+ * lock orders its waiters): a reader swaps itself in and waits for its grant like a writer, then
+ * takes the reader count of the target's word — and as soon as it holds the lock it hands the
+ * queue on (epoch.c's try_lock), instead of at its unlock. Readers in a row so come in one after
+ * the other without waiting for each other's unlock and share the lock; a writer that reaches the
+ * head behind them polls the writer bit until the last of them has left (one origin polls, not
+ * every waiter); readers that come after a waiting writer queue behind it, so writers are not
+ * starved by a stream of readers, which the polling lock allows. lock_all keeps polling (rank 0's
+ * global word, 001 §2.3: one word for the whole window, no queue per target to join).
  *
  * Both halves are steps the progress engine repeats (epoch.c), like every try here: a remote
  * atomic's result comes back in a cell, a wait is a load of a local word. */
@@ -212,6 +221,9 @@ int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
             return 0;
         e->qstep = 3;
     }
+    if (e->lock_type == MPI_LOCK_SHARED) /* a reader at the head: the reader count (epoch.c then
+                                            passes the queue on) */
+        return nbr_try_lock_shared(w, t, &e->cell);
     return nbr_try_lock_writer(w, t, &e->cell);
 }
 

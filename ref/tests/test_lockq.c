@@ -13,8 +13,11 @@
  *    takes a ticket with MPI_Fetch_and_op under the lock, rank 1 must hold 0, rank 2 1.
  * 4. Exclusion when the ranks' strategies differ (even ranks queued, odd ones polling): every rank
  *    increments one counter by get + flush + put under exclusive locks; the sum is exact.
+ *    The same with rank 2 asking for a shared lock: a reader queues behind a waiting writer.
  * 5. Lock epochs of one origin back to back without waiting (nonblocking: ilock, put, iunlock,
  *    ilock, ...): a later epoch waits for the earlier one's node to leave the queue.
+ * 6. Readers share through the queue: a queued shared lock is granted while another reader holds
+ *    the lock (a reader passes the queue on when it gets the lock), and the queue empties.
  * Run on one node and across virtual nodes (am, ucx): ref/tests/testlist. */
 #include <sched.h>
 #include <stdio.h>
@@ -78,6 +81,100 @@ static void test_until_told(MPI_Request *req, int from)
     MPI_Send(NULL, 0, MPI_BYTE, from, 9, MPI_COMM_WORLD);
 }
 
+/* 3. FIFO order through the queue of rank 0: rank 1 queues an exclusive lock behind rank 0's,
+ * rank 2 a lock of type `type2` behind rank 1. */
+static void fifo(MPI_Win wq, long *qb, int me, int p, int type2)
+{
+    const char *what = type2 == MPI_LOCK_SHARED ? "a shared lock" : "an exclusive lock";
+    if (p < 3) {
+        tap_skip(1, "FIFO order needs 3 ranks");
+    } else {
+        nbr_win_t *w = nbr_win_find(wq);
+        long ticket = -1, one = 1;
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (me == 0) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, wq);
+            qb[0] = 0; /* the ticket counter, under my own exclusive lock */
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, p)[0];
+            await_word(&w->ctl->qtail, 1, "rank 0 at the tail of its own queue");
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 8, MPI_COMM_WORLD); /* rank 1: queue */
+            await_word(&mine->next, 2, "rank 1 linked behind rank 0");
+            await_word(&w->ctl->qtail, 2, "rank 1 at the tail");
+            MPI_Send(NULL, 0, MPI_BYTE, 2, 8, MPI_COMM_WORLD); /* rank 2: queue */
+            await_word(&w->ctl->qtail, 3, "rank 2 at the tail");
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD); /* both: stop testing */
+            MPI_Send(NULL, 0, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, 2, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Win_unlock(0, wq);
+        } else if (me <= 2) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPIX_Win_ilock(me == 2 ? type2 : MPI_LOCK_EXCLUSIVE, 0, 0, wq, &req);
+            test_until_told(&req, 0); /* my swap and my link need my progress (am) */
+            if (me == 1)
+                usleep(200000); /* a polling rank 2 would take the lock now (a shared one too) */
+            if (req != MPI_REQUEST_NULL)
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            MPI_Fetch_and_op(&one, &ticket, MPI_LONG, 0, 0, MPI_SUM, wq);
+            MPI_Win_unlock(0, wq);
+        }
+        long t1 = ticket;
+        MPI_Bcast(&t1, 1, MPI_LONG, 1, MPI_COMM_WORLD);
+        long t2 = ticket;
+        MPI_Bcast(&t2, 1, MPI_LONG, 2, MPI_COMM_WORLD);
+        tap_ok(t1 == 0 && t2 == 1,
+               "the queue grants in FIFO order, %s behind an exclusive one: rank 1 took ticket "
+               "%ld (want 0), rank 2 %ld (want 1)",
+               what, t1, t2);
+    }
+}
+
+/* 6. Readers share through the queue: rank 0 holds a shared lock on its own window; rank 1's
+ * shared lock is granted while rank 0 still holds it (a reader hands the queue on as soon as it
+ * holds the lock, not at its unlock), and the queue is empty again once both hold. */
+static void readers(MPI_Win wq, int me)
+{
+    nbr_win_t *w = nbr_win_find(wq);
+    int granted = 0;
+    if (me == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, wq);
+        await_word(&w->ctl->qtail, 0, "rank 0's queue empty once its reader holds the lock");
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 8, MPI_COMM_WORLD); /* rank 1: lock shared */
+        MPI_Request m;
+        MPI_Irecv(&granted, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &m);
+        int got = 0;
+        while (!got) { /* progress for rank 1's swap and lock (am) while holding the lock */
+            MPI_Test(&m, &got, MPI_STATUS_IGNORE);
+            sched_yield();
+        }
+        MPI_Win_unlock(0, wq);
+    } else if (me == 1) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Request req;
+        MPIX_Win_ilock(MPI_LOCK_SHARED, 0, 0, wq, &req);
+        double end = MPI_Wtime() + nbh_limit(20.0);
+        while (!granted && MPI_Wtime() < end) {
+            MPI_Test(&req, &granted, MPI_STATUS_IGNORE);
+            sched_yield();
+        }
+        MPI_Send(&granted, 1, MPI_INT, 0, 9, MPI_COMM_WORLD); /* rank 0 unlocks now */
+        if (!granted)
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Win_unlock(0, wq);
+    }
+    MPI_Bcast(&granted, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int empty = me != 0 || __atomic_load_n(&w->ctl->qtail, __ATOMIC_ACQUIRE) == 0;
+    MPI_Allreduce(MPI_IN_PLACE, &empty, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    tap_ok(granted && empty,
+           "readers share through the queue: rank 1's shared lock granted while rank 0 held its "
+           "shared lock (%d), rank 0's queue empty after both (%d)",
+           granted, empty);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -87,7 +184,7 @@ int main(int argc, char **argv)
     int me, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    tap_plan(9);
+    tap_plan(11);
 
     /* 1. the info key */
     long *qb, *pb;
@@ -134,49 +231,9 @@ int main(int argc, char **argv)
            "the control block holds the queue nodes (%lld more bytes)",
            sq.ctl_bytes - sp.ctl_bytes);
 
-    /* 3. FIFO order through the queue of rank 0 */
-    if (p < 3) {
-        tap_skip(1, "FIFO order needs 3 ranks");
-    } else {
-        nbr_win_t *w = nbr_win_find(wq);
-        long ticket = -1, one = 1;
-        MPI_Request req = MPI_REQUEST_NULL;
-        if (me == 0)
-            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, wq);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (me == 0) {
-            nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, p)[0];
-            await_word(&w->ctl->qtail, 1, "rank 0 at the tail of its own queue");
-            MPI_Send(NULL, 0, MPI_BYTE, 1, 8, MPI_COMM_WORLD); /* rank 1: queue */
-            await_word(&mine->next, 2, "rank 1 linked behind rank 0");
-            await_word(&w->ctl->qtail, 2, "rank 1 at the tail");
-            MPI_Send(NULL, 0, MPI_BYTE, 2, 8, MPI_COMM_WORLD); /* rank 2: queue */
-            await_word(&w->ctl->qtail, 3, "rank 2 at the tail");
-            MPI_Send(NULL, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD); /* both: stop testing */
-            MPI_Send(NULL, 0, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
-            MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Recv(NULL, 0, MPI_BYTE, 2, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Win_unlock(0, wq);
-        } else if (me <= 2) {
-            MPI_Recv(NULL, 0, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, wq, &req);
-            test_until_told(&req, 0); /* my swap and my link need my progress (am) */
-            if (me == 1)
-                usleep(200000); /* a polling rank 2 would take the lock now */
-            if (req != MPI_REQUEST_NULL)
-                MPI_Wait(&req, MPI_STATUS_IGNORE);
-            MPI_Fetch_and_op(&one, &ticket, MPI_LONG, 0, 0, MPI_SUM, wq);
-            MPI_Win_unlock(0, wq);
-        }
-        long t1 = ticket;
-        MPI_Bcast(&t1, 1, MPI_LONG, 1, MPI_COMM_WORLD);
-        long t2 = ticket;
-        MPI_Bcast(&t2, 1, MPI_LONG, 2, MPI_COMM_WORLD);
-        tap_ok(t1 == 0 && t2 == 1,
-               "the queue grants in FIFO order: rank 1 took ticket %ld (want 0), rank 2 %ld "
-               "(want 1)",
-               t1, t2);
-    }
+    fifo(wq, qb, me, p, MPI_LOCK_EXCLUSIVE);
+    fifo(wq, qb, me, p, MPI_LOCK_SHARED);
+    readers(wq, me);
     MPI_Win_free(&wq);
     MPI_Win_free(&wp);
 
