@@ -922,10 +922,24 @@ static void handoff(nbr_win_t *w, nbr_epoch_t *e)
     e->qstep = 0;
     nbr_lockq_t *lq = w->t[e->target].q->lq;
     lq->hstate = NBR_HO_START;
-    if (!nbr_lock_handoff(w, e->target)) {
-        w->nhandoff++;
-        source_link(&lq->handoff);
+    if (nbr_lock_handoff(w, e->target))
+        return;
+    /* A successor swapped itself in and its link is on its way. In a window on one node that link
+     * is a store the successor makes in the same step as its swap, needing nothing of this
+     * process: wait for it here. Left to the engine, it would wait for this process's next
+     * libnbrma call — and on one node MPI_Recv, MPI_Barrier and the rest go straight to the
+     * vendor, so a process that unlocks (or takes a shared lock) and then blocks in MPI_Recv for
+     * a message its successor sends once it holds the lock would never grant it: a deadlock
+     * (thread_rma's visibility point under SAN=thread, where the successor was slow enough to be
+     * seen between its swap and its link). Across nodes the link may need this process's own
+     * progress (am) and blocking calls serve it (blocking.c): the engine finishes the hand-off. */
+    if (!w->nremote) {
+        while (!nbr_lock_handoff(w, e->target))
+            nbr_relax();
+        return;
     }
+    w->nhandoff++;
+    source_link(&lq->handoff);
 }
 
 /* Take the matching ids (000 §VII-B: only activated epochs modify <a, e, g>) and ask for access.

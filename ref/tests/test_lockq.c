@@ -18,6 +18,8 @@
  *    ilock, ...): a later epoch waits for the earlier one's node to leave the queue.
  * 6. Readers share through the queue: a queued shared lock is granted while another reader holds
  *    the lock (a reader passes the queue on when it gets the lock), and the queue empties.
+ * 7. On one node a hand-off finishes in the releasing call, even when the successor's link comes
+ *    late: the releaser may block in MPI_Recv next, where nothing runs the engine.
  * Run on one node and across virtual nodes (am, ucx): ref/tests/testlist. */
 #include <sched.h>
 #include <stdio.h>
@@ -175,6 +177,55 @@ static void readers(MPI_Win wq, int me)
            granted, empty);
 }
 
+/* 7. A hand-off on one node finishes in the releasing call. Rank 1 holds the exclusive lock of its
+ * own window; rank 0 plays a successor caught between its two steps: it swaps itself into rank
+ * 1's tail by hand and writes its link only later. Rank 1 unlocks, and then blocks in MPI_Recv
+ * for a message rank 0 sends once it has been granted the lock — on one node MPI_Recv goes
+ * straight to the MPI library and runs no libnbrma engine, so a hand-off left to the engine would
+ * never grant it. */
+static void handoff_in_call(MPI_Win wq, int me, int p)
+{
+    nbr_win_t *w = nbr_win_find(wq);
+    int one_node = !w->nremote;
+    MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (p < 2 || !one_node) {
+        tap_skip(1, "the hand-off in the releasing call is the one-node path");
+        return;
+    }
+    int granted = 0;
+    if (me == 1)
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, wq);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        nbr_ctl_t *tc = w->t[1].ctl;                       /* rank 1's control block */
+        nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, p)[1]; /* my node in its queue */
+        __atomic_store_n(&mine->next, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&mine->grant, 0, __ATOMIC_RELAXED);
+        uint64_t pred = __atomic_exchange_n(&tc->qtail, 1, __ATOMIC_SEQ_CST); /* my swap */
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 10, MPI_COMM_WORLD); /* rank 1: unlock now */
+        usleep(100000); /* rank 1 is in its hand-off by now, waiting for my link */
+        __atomic_store_n(&nbr_ctl_qnodes(tc, p)[1].next, pred == 2 ? 1 : 0, __ATOMIC_RELEASE);
+        double end = MPI_Wtime() + nbh_limit(10.0);
+        while (!(granted = (int)__atomic_load_n(&mine->grant, __ATOMIC_ACQUIRE)) &&
+               MPI_Wtime() < end)
+            sched_yield();
+        uint64_t me1 = 1; /* leave the queue as its last member */
+        __atomic_compare_exchange_n(&tc->qtail, &me1, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        MPI_Send(&granted, 1, MPI_INT, 1, 11, MPI_COMM_WORLD);
+    } else if (me == 1) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Win_unlock(1, wq);
+        MPI_Recv(&granted, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Bcast(&granted, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (double end = MPI_Wtime() + nbh_limit(10.0); w->nhandoff && MPI_Wtime() < end;)
+        nbr_progress(); /* without the fix, the hand-off is still pending: let it go */
+    MPI_Barrier(MPI_COMM_WORLD);
+    tap_ok(granted, "one node: the unlock hands the lock to a successor whose link came late "
+                    "before it returns (the successor granted while the releaser sat in "
+                    "MPI_Recv)");
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -184,7 +235,7 @@ int main(int argc, char **argv)
     int me, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    tap_plan(11);
+    tap_plan(12);
 
     /* 1. the info key */
     long *qb, *pb;
@@ -234,6 +285,7 @@ int main(int argc, char **argv)
     fifo(wq, qb, me, p, MPI_LOCK_EXCLUSIVE);
     fifo(wq, qb, me, p, MPI_LOCK_SHARED);
     readers(wq, me);
+    handoff_in_call(wq, me, p);
     MPI_Win_free(&wq);
     MPI_Win_free(&wp);
 
