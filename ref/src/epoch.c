@@ -392,14 +392,8 @@ static void rec_release(nbr_rec_t *r)
 void nbr_rec_pool_drain(void)
 {
     NBR_ENTER();
-    while (rec_pool) {
-        nbr_rec_t *r = rec_pool;
-        REC_UNPOISON(r);
-        rec_pool = r->next;
-        free(r);
-        nbr_stat(NULL, &nbr_st.ops_pooled, -1, -(long long)sizeof *r);
-    }
-    rec_pool_n = 0;
+    while (rec_pool) /* rec_alloc takes from the pool while it holds any */
+        free(rec_alloc());
     NBR_LEAVE();
 }
 
