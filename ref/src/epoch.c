@@ -172,12 +172,17 @@ static nbr_peer_q_t *peer_q(nbr_win_t *w, int r)
     q->dones = (nbr_source_t){.w = w, .kind = NBR_SRC_DONES, .peer = r};
     q->lock = (nbr_source_t){.w = w, .kind = NBR_SRC_LOCK, .peer = r};
     if (w->lock_q) {
-        if (!(q->lq = calloc(1, sizeof *q->lq))) {
+        /* rank 0's holds the global word's queue state too (nbr_lockq), which every queued lock
+         * may use: rank 0's engine state exists whenever another's does */
+        const int nq = r == 0 ? 2 : 1;
+        if ((r != 0 && !peer_q(w, 0)) || !(q->lq = calloc(nq, sizeof *q->lq))) {
             free(q);
             return NULL;
         }
-        nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)sizeof *q->lq);
-        q->lq->handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = r};
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, nq * (long long)sizeof *q->lq);
+        q->lq[0].handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = r};
+        if (r == 0)
+            q->lq[1].handoff = (nbr_source_t){.w = w, .kind = NBR_SRC_HANDOFF, .peer = w->size};
     }
     w->t[r].q = q;
     return q;
@@ -250,6 +255,8 @@ int nbr_epoch_peers_alloc(nbr_win_t *w, nbr_epoch_t *e)
 {
     if (e->kind == NBR_EK_LOCK)
         return peer_q(w, e->target) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (e->kind == NBR_EK_LOCK_ALL && w->lock_q && !peer_q(w, 0)) /* the global word's queue */
+        return MPI_ERR_NO_MEM;
     if (e->group && e->m) /* group_epoch (sync.c) allocated both, and calls this once */
         nbr_stat(&w->st_epochs, &nbr_st.epochs, 0, group_bytes(e));
     for (int i = 0; i < e->n; i++)
@@ -882,41 +889,64 @@ static void make_ready(nbr_win_t *w, nbr_epoch_t *e)
 /* Lock requests are granted per target in activation order (one origin's lock epochs toward one
  * target: with A_A_A_R a later shared lock granted first would keep out the earlier exclusive
  * one, whose calls a flush of the later epoch then waits for forever). */
-static void handoff(nbr_win_t *w, nbr_epoch_t *e);
-static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
+static void handoff(nbr_win_t *w, nbr_epoch_t *e, int t);
+
+/* try_lock of a queued window (lock.c), out of the polling lock's path. */
+static __attribute__((noinline)) int try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
 {
-    if (e->kind == NBR_EK_LOCK_ALL)
-        return nbr_try_lock_all(w, &e->cell);
-    if (e->lock_type == MPI_LOCK_SHARED) {
-        if (!w->lock_q)
-            return nbr_try_lock_shared(w, e->target, &e->cell);
-        /* Queued (lock.c): a reader waits its turn in the target's queue, and once it holds the
-         * lock passes the queue on at once, so that readers in a row share the lock and a writer
-         * behind them waits at the head. */
-        if (!nbr_try_lock_queued(w, e))
+    if (e->kind == NBR_EK_LOCK_ALL) {
+        /* lock_all waits its turn in the global word's queue and passes it on once it holds its
+         * share, as a reader does below. */
+        if (!nbr_try_global_queued(w, e))
             return 0;
-        handoff(w, e);
+        handoff(w, e, w->size);
         return 1;
     }
+    if (e->lock_type == MPI_LOCK_SHARED) {
+        /* A reader waits its turn in the target's queue, and once it holds the lock passes the
+         * queue on at once, so that readers in a row share the lock and a writer behind them
+         * waits at the head. */
+        if (!nbr_try_lock_queued(w, e))
+            return 0;
+        handoff(w, e, e->target);
+        return 1;
+    }
+    /* Exclusive: the registration in the global word through its queue (passed on once held),
+     * then the target's queue and writer bit. */
+    if (e->lock_phase == 0) {
+        if (!nbr_try_global_queued(w, e))
+            return 0;
+        handoff(w, e, w->size);
+        e->lock_phase = 1;
+    }
+    return nbr_try_lock_queued(w, e);
+}
+
+static int try_lock(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (NBR_UNLIKELY(w->lock_q))
+        return try_lock_queued(w, e);
+    if (e->kind == NBR_EK_LOCK_ALL)
+        return nbr_try_lock_all(w, &e->cell);
+    if (e->lock_type == MPI_LOCK_SHARED)
+        return nbr_try_lock_shared(w, e->target, &e->cell);
     if (e->lock_phase == 0 && nbr_try_lock_global_excl(w, &e->cell))
         e->lock_phase = 1;
-    if (e->lock_phase != 1)
-        return 0;
-    return w->lock_q ? nbr_try_lock_queued(w, e) : nbr_try_lock_writer(w, e->target, &e->cell);
+    return e->lock_phase == 1 && nbr_try_lock_writer(w, e->target, &e->cell);
 }
 
 /* A released exclusive lock that waited in the target's queue, or a granted shared one: hand the
  * queue on to the successor (lock.c), at once when it can, else in the engine's polls (the epoch
  * goes on meanwhile: the lock word decides who holds the lock, only the order of the next holders
  * waits). */
-static void handoff(nbr_win_t *w, nbr_epoch_t *e)
+static void handoff(nbr_win_t *w, nbr_epoch_t *e, int t)
 {
-    if (e->qstep != 3)
+    if (e->qstep != 3) /* not queued (a registration another exclusive lock of mine made) */
         return;
     e->qstep = 0;
-    nbr_lockq_t *lq = w->t[e->target].q->lq;
+    nbr_lockq_t *lq = nbr_lockq(w, t);
     lq->hstate = NBR_HO_START;
-    if (nbr_lock_handoff(w, e->target))
+    if (nbr_lock_handoff(w, t))
         return;
     /* A successor swapped itself in and its link is on its way. In a window on one node that link
      * is a store the successor makes in the same step as its swap, needing nothing of this
@@ -928,7 +958,7 @@ static void handoff(nbr_win_t *w, nbr_epoch_t *e)
      * seen between its swap and its link). Across nodes the link may need this process's own
      * progress (am) and blocking calls serve it (blocking.c): the engine finishes the hand-off. */
     if (!w->nremote) {
-        while (!nbr_lock_handoff(w, e->target))
+        while (!nbr_lock_handoff(w, t))
             nbr_relax();
         return;
     }
@@ -1118,7 +1148,7 @@ static __attribute__((noinline, cold)) int remote_done(nbr_win_t *w, nbr_epoch_t
             nbr_unlock_shared(w, e->target);
         } else {
             nbr_unlock_target(w, e->target);
-            handoff(w, e);
+            handoff(w, e, e->target);
         }
         e->lock_phase = 2; /* the exclusive lock's global word: after the acknowledgements */
     }
@@ -1173,7 +1203,7 @@ static void try_complete(nbr_win_t *w, nbr_epoch_t *e)
             nbr_unlock_shared(w, e->target);
         } else {
             nbr_unlock_writer(w, e->target);
-            handoff(w, e);
+            handoff(w, e, e->target);
         }
         break;
     case NBR_EK_LOCK_ALL:
@@ -1585,9 +1615,11 @@ void nbr_win_engine_detach(nbr_win_t *w)
         source_unlink(&q->dones);
         source_unlink(&q->lock);
         if (q->lq) {
-            source_unlink(&q->lq->handoff);
+            const int nq = t == &w->t[0] ? 2 : 1;
+            for (int i = 0; i < nq; i++)
+                source_unlink(&q->lq[i].handoff);
             free(q->lq);
-            nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)sizeof *q->lq);
+            nbr_stat(&w->st_meta, &nbr_st.windows, 0, -nq * (long long)sizeof *q->lq);
         }
         free(q);
         nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)sizeof *q);

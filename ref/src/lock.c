@@ -146,12 +146,12 @@ void nbr_acc_unlock(nbr_target_t *t)
  * FIFO order; O(P) memory for the queue). Here the queue is an MCS list (Mellor-Crummey and Scott,
  * ACM TOCS 9(1), 1991), so that it needs no CPU at the target either: the target's control block
  * holds the tail (qtail, the last origin's rank + 1), every process's holds one queue node per
- * target (nbr_qnode_t: 16 bytes per peer). An exclusive lock swaps itself into the target's tail
- * (one atomic at the target), writes its rank into its predecessor's node (one write there) and
- * then waits on its own node's grant word — in its own memory: no traffic while it waits. The
- * release hands the lock on: it grants its successor, or swings the tail back to empty with one
- * compare-and-swap when it has none (and waits for the successor's link when one swapped in
- * meanwhile).
+ * target (nbr_qnode_t: 16 bytes per peer, and one more for the global word's queue below). An
+ * exclusive lock swaps itself into the target's tail (one atomic at the target), writes its rank
+ * into its predecessor's node (one write there) and then waits on its own node's grant word — in
+ * its own memory: no traffic while it waits. The release hands the lock on: it grants its
+ * successor, or swings the tail back to empty with one compare-and-swap when it has none (and waits
+ * for the successor's link when one swapped in meanwhile).
  *
  * Exclusion itself stays with the writer bit of the target's word: the head of the queue takes it
  * as every exclusive lock does (nbr_try_lock_writer). It is free at once unless shared holders,
@@ -167,8 +167,16 @@ void nbr_acc_unlock(nbr_target_t *t)
  * the other without waiting for each other's unlock and share the lock; a writer that reaches the
  * head behind them polls the writer bit until the last of them has left (one origin polls, not
  * every waiter); readers that come after a waiting writer queue behind it, so writers are not
- * starved by a stream of readers, which the polling lock allows. lock_all keeps polling (rank 0's
- * global word, 001 §2.3: one word for the whole window, no queue per target to join).
+ * starved by a stream of readers, which the polling lock allows.
+ *
+ * The global word (001 §2.3, at rank 0) has a queue of its own, queue `size`: its tail is rank
+ * 0's gqtail, every process's node for it qnode[size]. lock_all and the registration of an
+ * exclusive lock (the first one a process holds: nbr_try_global_queued) wait in it, and both pass
+ * it on as soon as they hold their share of the word, as a reader does at a target: lock_all
+ * holders share the word, and so do registered exclusive lockers, but the two kinds exclude each
+ * other, so the head of the queue polls the word until the other kind has left — one origin
+ * polls, not every waiter — and whoever asks after it waits behind it (neither kind starves the
+ * other, which the polling word allows).
  *
  * Both halves are steps the progress engine repeats (epoch.c), like every try here: a remote
  * atomic's result comes back in a cell, a wait is a load of a local word. */
@@ -178,60 +186,86 @@ static int q_rank_ok(const nbr_win_t *w, uint64_t v)
     return v >= 1 && v <= (uint64_t)w->size;
 }
 
-/* One atomic on target t's queue tail: 1 with *old, or 0 while a remote one is in flight in c. */
+/* Queue t: target t's (t < size), or the global word's (t == size: its tail at rank 0, my node
+ * qnode[size], its hand-off state beside rank 0's, nbr_lockq). */
 static int tail_amo(nbr_win_t *w, int t, int op, uint64_t a, uint64_t b, nbr_tp_cell_t *c,
                     uint64_t *old)
 {
-    if (!nbr_tp_remote(&w->t[t])) {
-        *old = nbr_tp_amo_shm(&w->t[t].ctl->qtail, op, a, b);
+    const int owner = t < w->size ? t : 0, word = t < w->size ? NBR_W_QTAIL : NBR_W_GQTAIL;
+    if (!nbr_tp_remote(&w->t[owner])) {
+        nbr_ctl_t *ctl = w->t[owner].ctl;
+        *old = nbr_tp_amo_shm(t < w->size ? &ctl->qtail : &ctl->gqtail, op, a, b);
         return 1;
     }
-    return nbr_tp_amo(w, t, NBR_W_QTAIL, op, a, b, c, old);
+    return nbr_tp_amo(w, owner, word, op, a, b, c, old);
 }
 
-int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
+/* The queue steps of queue t (*qstep from 0): 1 once I am at its head (*qstep 3). */
+static int queue_enter(nbr_win_t *w, int t, unsigned char *qstep, nbr_tp_cell_t *cell)
 {
-    int t = e->target;
-    nbr_lockq_t *q = w->t[t].q->lq; /* exists: the epoch's peer state was made with the window's
-                                       lock_q (nbr_epoch_peers) */
+    nbr_lockq_t *q = nbr_lockq(w, t); /* exists: made with the peer state (epoch.c, peer_q) */
     nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
     uint64_t me = (uint64_t)w->rank + 1, pred;
-    if (e->qstep == 0) {
+    if (*qstep == 0) {
         if (q->hstate != NBR_HO_NONE) /* my node is still in the queue (an earlier epoch) */
             return 0;
         __atomic_store_n(&mine->next, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&mine->grant, 0, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* my node is clear before anyone can see it */
         q->hstate = NBR_HO_QUEUED;
-        e->qstep = 1;
+        *qstep = 1;
     }
-    if (e->qstep == 1) {
-        if (!tail_amo(w, t, NBR_AMO_SWAP, me, 0, &e->cell, &pred))
+    if (*qstep == 1) {
+        if (!tail_amo(w, t, NBR_AMO_SWAP, me, 0, cell, &pred))
             return 0;
         if (pred && q_rank_ok(w, pred)) {
             nbr_tgt(w, (int)(pred - 1)); /* a rank I may not have used (a lazy window makes it) */
             nbr_tp_amo_nr(w, (int)(pred - 1), NBR_W_QNEXT(t), NBR_AMO_SWAP, me);
-            e->qstep = 2;
+            *qstep = 2;
         } else {
-            e->qstep = 3; /* the queue was empty (a value no rank has cannot be waited for) */
+            *qstep = 3; /* the queue was empty (a value no rank has cannot be waited for) */
         }
     }
-    if (e->qstep == 2) {
+    if (*qstep == 2) {
         if (!__atomic_load_n(&mine->grant, __ATOMIC_ACQUIRE))
             return 0;
-        e->qstep = 3;
+        *qstep = 3;
     }
+    return 1;
+}
+
+int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e)
+{
+    int t = e->target;
+    if (!queue_enter(w, t, &e->qstep, &e->cell))
+        return 0;
     if (e->lock_type == MPI_LOCK_SHARED) /* a reader at the head: the reader count (epoch.c then
                                             passes the queue on) */
         return nbr_try_lock_shared(w, t, &e->cell);
     return nbr_try_lock_writer(w, t, &e->cell);
 }
 
-/* One step of handing the released lock of target t on (q->hstate from NBR_HO_START): 1 when my
- * node has left the queue. */
+/* The global word through its queue: lock_all, or an exclusive lock's registration (1 when this
+ * process holds its part of the word; epoch.c then passes the queue on at once). A registration
+ * while another exclusive lock of mine is registered needs no queue. */
+int nbr_try_global_queued(nbr_win_t *w, nbr_epoch_t *e)
+{
+    if (e->kind == NBR_EK_LOCK && w->excl_global && e->qstep == 0 &&
+        e->cell.state == NBR_CELL_IDLE) {
+        w->excl_global++;
+        return 1;
+    }
+    if (!queue_enter(w, w->size, &e->qstep, &e->cell))
+        return 0;
+    return e->kind == NBR_EK_LOCK_ALL ? nbr_try_lock_all(w, &e->cell)
+                                      : nbr_try_lock_global_excl(w, &e->cell);
+}
+
+/* One step of handing the lock of queue t on (q->hstate from NBR_HO_START): 1 when my node has
+ * left the queue. */
 int nbr_lock_handoff(nbr_win_t *w, int t)
 {
-    nbr_lockq_t *q = w->t[t].q->lq;
+    nbr_lockq_t *q = nbr_lockq(w, t);
     nbr_qnode_t *mine = &nbr_ctl_qnodes(w->ctl, w->size)[t];
     uint64_t me = (uint64_t)w->rank + 1, next = 0, old;
     switch (q->hstate) {

@@ -46,7 +46,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(FENCE, str, "barrier", "fence algorithm (paper 004 §III-C1, Fig. 2; 003 §4): barrier signals every peer and waits for all at each fence (the opening one too); reduce_scatter holds a fence epoch's calls until its closing fence, whose MPI_Ireduce_scatter_block of per-target flags tells each target how many origins will notify it, and returns when its own calls completed and those notifications arrived (window info key nbrma_fence)") \
     X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB; within a node the data is always copied directly (window info key nbrma_noncontig)") \
     X(ACC, str, "am", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock. Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
-    X(LOCK, str, "polling", "how a lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the grant, at a cost of 16 bytes per peer in every process's control block; a shared lock passes the queue on as soon as it holds the lock, so readers in a row share it and a writer behind them waits at the head (window info key nbrma_lock; lock_all always polls)") \
+    X(LOCK, str, "polling", "how a lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the grant, at a cost of 16 bytes per peer (and 16 for the global word's queue) in every process's control block; a shared lock passes the queue on as soon as it holds the lock, so readers in a row share it and a writer behind them waits at the head; lock_all and exclusive locks' registration in rank 0's global word queue the same way (window info key nbrma_lock)") \
     X(META, str, "table", "window metadata (paper 004 §III-B, F3): table keeps a descriptor per peer (O(P) bytes per window in every process); lazy computes a peer's descriptor when the peer is first used, in address space reserved for all (memory only for the pages used), which MPI_Win_allocate windows on one node with the same size and disp_unit everywhere allow (their memory symmetric, every control block named in the symmetric segment); other windows keep the table (window info key nbrma_meta, fixed at creation; MPI_Win_get_info tells which is in force)") \
     X(OP_POOL, int, 16384, "freed operation objects (recorded calls: deferred epochs, delayed issue, the scheduler's held calls, the reduce-scatter fence) kept in the process for reuse instead of going back to malloc, as MPICH ch3's global pool of RMA operations (MPIR_CVAR_CH3_RMA_OP_GLOBAL_POOL_SIZE, also 16384); MPIX_Win_get_stats' proc_ops_pooled counts them; 0: none kept") \
     X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
@@ -87,8 +87,9 @@ typedef struct {
 } nbr_peer_ctr_t;
 
 /* A queue node of the queued lock (lock.c, NBRMA_LOCK=queued): one per target in each process's
- * control block, after the per-peer counters (nbr_ctl_qnodes). The origin's successor in the
- * target's queue writes next (its rank + 1); the releasing predecessor writes grant. */
+ * control block, after the per-peer counters (nbr_ctl_qnodes), and one for the global word. The
+ * origin's successor in the target's queue writes next (its rank + 1); the releasing predecessor
+ * writes grant. */
 typedef struct {
     uint64_t next, grant;
 } nbr_qnode_t;
@@ -125,6 +126,8 @@ typedef struct {
 typedef struct {
     _Alignas(NBR_CACHELINE) uint64_t lock;   /* local RW lock: writer bit | reader count */
     uint64_t qtail; /* queued lock (lock.c): the last origin in my queue, its rank + 1; 0 empty */
+    uint64_t gqtail; /* rank 0 only: the same for the global word's queue (lock_all, exclusive
+                        registrations); in the cache line's padding */
     /* Accumulate atomicity lock, a ticket lock (lock.c): FIFO, so a large accumulate that lets go
      * between chunks lets every waiting small one in. */
     _Alignas(NBR_CACHELINE) uint32_t acc_next; /* next ticket to hand out */
@@ -139,7 +142,8 @@ typedef struct {
      * number that is odd while it changes. */
     _Alignas(NBR_CACHELINE) uint64_t reg_seq;
     uint64_t reg_addr, reg_n;
-    /* followed by: nbr_peer_ctr_t peer[size], then (queued lock only) nbr_qnode_t qnode[size] */
+    /* followed by: nbr_peer_ctr_t peer[size], then (queued lock only) nbr_qnode_t qnode[size + 1]
+     * (one per target, and the last for the global word's queue) */
 } nbr_ctl_t;
 
 /* The control block's layout, in one place (win.c allocates it, the transports register it and
@@ -150,7 +154,7 @@ static inline size_t nbr_ctl_qnode_off(int size)
 }
 static inline size_t nbr_ctl_len(int size, int lock_q)
 {
-    return nbr_ctl_qnode_off(size) + (lock_q ? (size_t)size * sizeof(nbr_qnode_t) : 0);
+    return nbr_ctl_qnode_off(size) + (lock_q ? ((size_t)size + 1) * sizeof(nbr_qnode_t) : 0);
 }
 static inline nbr_qnode_t *nbr_ctl_qnodes(nbr_ctl_t *c, int size)
 {
@@ -294,8 +298,8 @@ typedef struct nbr_epoch {
     int nwait;                    /* START: posts still missing; POST: done notifications */
     int nnotify;                  /* START: done notifications not yet written */
     int target, lock_type, lock_phase; /* LOCK */
-    unsigned char qstep; /* LOCK, queued exclusive (lock.c): 0 not queued, 1 swapping the target's
-                            tail, 2 waiting for the grant, 3 at the head (then the writer bit) */
+    unsigned char qstep; /* LOCK, LOCK_ALL, queued (lock.c): 0 not queued, 1 swapping the tail, 2
+                            waiting for the grant, 3 at the head (then the lock word) */
     uint64_t fence_no, close_no; /* FENCE: fence call that opened / closes it (0: none) */
     /* FENCE under the reduce-scatter algorithm (004 Fig. 2a, 003 §4; epoch.c, rs_step): rs set
      * at the opening call; rs_phase 0 calls held, 1 reduce-scatter in flight, 2 calls carried
@@ -359,7 +363,8 @@ typedef struct nbr_peer_q {
 /* The queued lock's state toward one target (lock.c), allocated with the peer's engine state in
  * windows that queue (a polling window pays the pointer above): the hand-off of a released
  * exclusive lock to my successor in the target's queue, NBR_HO_*; a new lock toward it waits
- * until it is done (one queue node per target). */
+ * until it is done (one queue node per target). Rank 0's peer state holds two: its own queue's,
+ * then the global word's (lock_all and exclusive registrations: queue `size`, nbr_lockq). */
 typedef struct nbr_lockq {
     int hstate;
     nbr_tp_cell_t hcell;
@@ -694,6 +699,13 @@ int nbr_try_lock_writer(nbr_win_t *w, int r, nbr_tp_cell_t *c);
  * word (then the writer bit), and one step of handing a released one to the successor. */
 int nbr_try_lock_queued(nbr_win_t *w, nbr_epoch_t *e);
 int nbr_lock_handoff(nbr_win_t *w, int t);
+/* The global word through its queue (queued windows): lock_all, or an exclusive lock's
+ * registration. */
+static inline nbr_lockq_t *nbr_lockq(nbr_win_t *w, int t)
+{
+    return t < w->size ? w->t[t].q->lq : w->t[0].q->lq + 1;
+}
+int nbr_try_global_queued(nbr_win_t *w, nbr_epoch_t *e);
 int nbr_try_lock_all(nbr_win_t *w, nbr_tp_cell_t *c);
 void nbr_unlock_shared(nbr_win_t *w, int r);
 void nbr_unlock_writer(nbr_win_t *w, int r);

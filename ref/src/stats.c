@@ -98,10 +98,10 @@ static void win_part(nbr_win_t *w, MPIX_Win_stats *s)
     s->ctl_bytes = (long long)w->ctl_size;
     /* The two-level lock of 001 §2.3: this rank's local lock word (with the queued lock's tail
      * beside it) and (rank 0) the global word, each on its own cache line. The polling lock has
-     * no queue; the queued one (NBRMA_LOCK=queued, lock.c) one node per target in this rank's
-     * control block, there for the window's life. */
+     * no queue; the queued one (NBRMA_LOCK=queued, lock.c) one node per target and one for the
+     * global word's queue in this rank's control block, there for the window's life. */
     s->lock_word_bytes = (long long)(w->rank == 0 ? 2 : 1) * NBR_CACHELINE;
-    long long qn = w->lock_q ? (long long)w->size : 0;
+    long long qn = w->lock_q ? (long long)w->size + 1 : 0;
     long long qb = qn * (long long)sizeof(nbr_qnode_t);
     s->lock_queue = (MPIX_Nbrma_gauge){qn, qn, qb, qb};
     gauge_read(&s->epochs, &w->st_epochs);

@@ -3,8 +3,8 @@
  * 1. The info key: MPI_Win_get_info reports the strategy in force, a bad value is refused with
  *    MPI_ERR_INFO_VALUE at creation and in MPI_Win_set_info, and MPI_Win_set_info cannot switch
  *    it (the queue nodes are laid out at creation).
- * 2. Memory: MPIX_Win_get_stats' lock_queue holds one node per target under queued, nothing under
- *    polling, and the control block grows by exactly that.
+ * 2. Memory: MPIX_Win_get_stats' lock_queue holds one node per target and one for the global
+ *    word's queue under queued, nothing under polling, and the control block grows by that.
  * 3. FIFO order (3 or more ranks): rank 0 holds its own window's exclusive lock; rank 1 queues
  *    behind it, then rank 2 behind rank 1 — each step checked in the target's queue itself (its
  *    tail word and its node's link), so nothing is left to timing. Rank 0 unlocks; rank 1 then
@@ -20,6 +20,8 @@
  *    the lock (a reader passes the queue on when it gets the lock), and the queue empties.
  * 7. On one node a hand-off finishes in the releasing call, even when the successor's link comes
  *    late: the releaser may block in MPI_Recv next, where nothing runs the engine.
+ * 8. The global word's queue: rank 1's lock_all, waiting for rank 0's exclusive lock to leave,
+ *    goes before rank 2's exclusive lock that asked after it (global_fifo).
  * Run on one node and across virtual nodes (am, ucx): ref/tests/testlist. */
 #include <sched.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 
 #include "nbr.h"
 #include "nbrma.h"
+#include "relax.h"
 #include "tap.h"
 #include "timing.h"
 #include "win_stats.h"
@@ -134,6 +137,76 @@ static void fifo(MPI_Win wq, long *qb, int me, int p, int type2)
     }
 }
 
+/* 8. The global word's queue: lock_all and the registration of exclusive locks (001 §2.3's
+ * global word, at rank 0) wait in one FIFO queue. Rank 0 holds an exclusive lock (registered in
+ * the global word); rank 1's lock_all queues (the head: it polls the word until rank 0 leaves);
+ * rank 2's exclusive lock on its own window queues behind it — the queue's tail at rank 0 is
+ * checked each time. Polling, rank 2's registration would be granted at once (exclusive locks of
+ * different targets share the word), and it would take the ticket at rank 2 first; queued, rank 1
+ * goes first even though it sleeps 200 ms before it waits. */
+static void global_fifo(MPI_Win wq, long *qb, int me, int p)
+{
+    if (p < 3) {
+        tap_skip(1, "FIFO order needs 3 ranks");
+        return;
+    }
+    nbr_win_t *w = nbr_win_find(wq);
+    long ticket = -1, one = 1;
+    int early = 0; /* my lock was granted while rank 0 still held its exclusive lock */
+    if (me == 2)
+        qb[0] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, wq);
+        await_word(&w->ctl->gqtail, 0, "rank 0's registration passed the global queue on");
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 8, MPI_COMM_WORLD); /* rank 1: lock_all */
+        await_word(&w->ctl->gqtail, 2, "rank 1's lock_all at the global queue's tail");
+        MPI_Send(NULL, 0, MPI_BYTE, 2, 8, MPI_COMM_WORLD); /* rank 2: exclusive lock */
+        await_word(&w->ctl->gqtail, 3, "rank 2's registration behind rank 1");
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+        MPI_Send(NULL, 0, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
+        MPI_Recv(&early, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int e2 = 0;
+        MPI_Recv(&e2, 1, MPI_INT, 2, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        early |= e2;
+        MPI_Win_unlock(0, wq);
+    } else if (me <= 2) {
+        MPI_Request req = MPI_REQUEST_NULL, m;
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (me == 1)
+            MPIX_Win_ilock_all(0, wq, &req);
+        else
+            MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 2, 0, wq, &req);
+        int got = 0;
+        MPI_Irecv(NULL, 0, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &m);
+        while (!got) { /* my swap and my link need my progress (am) */
+            MPI_Test(&m, &got, MPI_STATUS_IGNORE);
+            if (!got && !early && req != MPI_REQUEST_NULL)
+                MPI_Test(&req, &early, MPI_STATUS_IGNORE);
+            nbh_relax();
+        }
+        MPI_Send(&early, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
+        if (me == 1)
+            usleep(200000); /* a polling rank 2 would take the lock now */
+        if (req != MPI_REQUEST_NULL)
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Fetch_and_op(&one, &ticket, MPI_LONG, 2, 0, MPI_SUM, wq);
+        if (me == 1)
+            MPI_Win_unlock_all(wq);
+        else
+            MPI_Win_unlock(2, wq);
+    }
+    MPI_Bcast(&early, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long t1 = ticket;
+    MPI_Bcast(&t1, 1, MPI_LONG, 1, MPI_COMM_WORLD);
+    long t2 = ticket;
+    MPI_Bcast(&t2, 1, MPI_LONG, 2, MPI_COMM_WORLD);
+    tap_ok(!early && t1 == 0 && t2 == 1,
+           "the global queue grants in FIFO order: rank 1's lock_all took ticket %ld (want 0), "
+           "rank 2's exclusive lock %ld (want 1)%s",
+           t1, t2, early ? "; a lock was granted while rank 0 held its exclusive lock" : "");
+}
+
 /* 6. Readers share through the queue: rank 0 holds a shared lock on its own window; rank 1's
  * shared lock is granted while rank 0 still holds it (a reader hands the queue on as soon as it
  * holds the lock, not at its unlock), and the queue is empty again once both hold. */
@@ -235,7 +308,7 @@ int main(int argc, char **argv)
     int me, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    tap_plan(12);
+    tap_plan(13);
 
     /* 1. the info key */
     long *qb, *pb;
@@ -270,15 +343,15 @@ int main(int argc, char **argv)
 
     /* 2. memory */
     MPIX_Win_stats sq = win_stats(wq), sp = win_stats(wp);
-    long long node = (long long)sizeof(nbr_qnode_t);
-    tap_ok(sq.lock_queue.count == p && sq.lock_queue.bytes == p * node &&
-               sq.lock_queue.bytes_hwm == p * node && sp.lock_queue.count == 0 &&
+    long long node = (long long)sizeof(nbr_qnode_t), nq = p + 1;
+    tap_ok(sq.lock_queue.count == nq && sq.lock_queue.bytes == nq * node &&
+               sq.lock_queue.bytes_hwm == nq * node && sp.lock_queue.count == 0 &&
                sp.lock_queue.bytes == 0,
-           "lock_queue: %lld nodes, %lld bytes queued (want %d, %lld); %lld, %lld polling",
-           sq.lock_queue.count, sq.lock_queue.bytes, p, p * node, sp.lock_queue.count,
+           "lock_queue: %lld nodes, %lld bytes queued (want %lld, %lld); %lld, %lld polling",
+           sq.lock_queue.count, sq.lock_queue.bytes, nq, nq * node, sp.lock_queue.count,
            sp.lock_queue.bytes);
-    tap_ok(sq.ctl_bytes - sp.ctl_bytes >= p * node &&
-               sq.ctl_bytes - sp.ctl_bytes < p * node + NBR_CACHELINE,
+    tap_ok(sq.ctl_bytes - sp.ctl_bytes >= nq * node &&
+               sq.ctl_bytes - sp.ctl_bytes < nq * node + NBR_CACHELINE,
            "the control block holds the queue nodes (%lld more bytes)",
            sq.ctl_bytes - sp.ctl_bytes);
 
@@ -286,6 +359,7 @@ int main(int argc, char **argv)
     fifo(wq, qb, me, p, MPI_LOCK_SHARED);
     readers(wq, me);
     handoff_in_call(wq, me, p);
+    global_fifo(wq, qb, me, p);
     MPI_Win_free(&wq);
     MPI_Win_free(&wp);
 

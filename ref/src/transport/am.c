@@ -1330,9 +1330,10 @@ static void serve(const am_hdr_t *h, const char *p, size_t plen, int peer)
         break;
     }
     case K_AMO: {
-        /* A queue node exists only in a queued-lock window's block (and only up to its size). */
+        /* A queue node exists only in a queued-lock window's block (and only up to its size + 1,
+         * the global word's queue). */
         if (h->type < 0 ||
-            (h->type >= NBR_W_QNODE && (!w->lock_q || h->type >= NBR_W_QNEXT(w->size)))) {
+            (h->type >= NBR_W_QNODE && (!w->lock_q || h->type >= NBR_W_QNEXT(w->size + 1)))) {
             reply(peer, h->tok, MPI_ERR_RMA_SYNC, 0, NULL, 0);
             break;
         }

@@ -41,8 +41,9 @@
 #include "nbr.h"
 
 /* Control words reachable by remote atomics: fixed ones, then the queue nodes of the queued lock
- * (NBR_W_QNEXT(i) and NBR_W_QGRANT(i): fields of qnode[i] of the owner's control block). */
-enum { NBR_W_LOCK = 0, NBR_W_GLOBAL, NBR_W_RS, NBR_W_QTAIL, NBR_W_QNODE };
+ * (NBR_W_QNEXT(i) and NBR_W_QGRANT(i): fields of qnode[i] of the owner's control block; i = size
+ * is the global word's queue). */
+enum { NBR_W_LOCK = 0, NBR_W_GLOBAL, NBR_W_RS, NBR_W_QTAIL, NBR_W_GQTAIL, NBR_W_QNODE };
 #define NBR_W_QNEXT(i)  (NBR_W_QNODE + 2 * (i))
 #define NBR_W_QGRANT(i) (NBR_W_QNODE + 2 * (i) + 1)
 
@@ -54,10 +55,11 @@ static inline size_t nbr_ctl_word_off(int size, int word)
         return nbr_ctl_qnode_off(size) + i / 2 * sizeof(nbr_qnode_t) +
                (i % 2 ? offsetof(nbr_qnode_t, grant) : offsetof(nbr_qnode_t, next));
     }
-    return word == NBR_W_LOCK    ? offsetof(nbr_ctl_t, lock)
-           : word == NBR_W_RS    ? offsetof(nbr_ctl_t, rs_arrived)
-           : word == NBR_W_QTAIL ? offsetof(nbr_ctl_t, qtail)
-                                 : offsetof(nbr_ctl_t, global);
+    return word == NBR_W_LOCK     ? offsetof(nbr_ctl_t, lock)
+           : word == NBR_W_RS     ? offsetof(nbr_ctl_t, rs_arrived)
+           : word == NBR_W_QTAIL  ? offsetof(nbr_ctl_t, qtail)
+           : word == NBR_W_GQTAIL ? offsetof(nbr_ctl_t, gqtail)
+                                  : offsetof(nbr_ctl_t, global);
 }
 /* Atomic operations: FADD old = w, w += a; CADD old = w, w += a unless (w & b); CAS old = w,
  * w = a if w == b; SWAP old = w, w = a. */
