@@ -15,6 +15,7 @@
 
 #include "nbr.h"
 #include "nbrma.h"
+#include "relax.h"
 #include "tap.h"
 
 static int me, np;
@@ -33,8 +34,16 @@ static int live_windows(int flavor, int cap, int *fail_class, char *msg, size_t 
         int rc = flavor == MPI_WIN_FLAVOR_CREATE
                      ? MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w[n])
                      : MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w[n]);
-        int all = rc == MPI_SUCCESS;
-        MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        int all = rc == MPI_SUCCESS, done = 0;
+        MPI_Request req;
+        /* not MPI_Allreduce: beside CPU-bound jobs a vendor's blocking collective can spin a
+         * slice away per call, and this loop makes thousands (CI once took 291 s here) */
+        MPI_Iallreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &req);
+        while (!done) {
+            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            if (!done)
+                nbh_relax();
+        }
         if (!all) { /* a window only some ranks got is left alone: freeing it is collective */
             MPI_Error_class(rc, fail_class);
             if (rc != MPI_SUCCESS)
