@@ -808,6 +808,16 @@ extern int nbr_xnode;            /* the job spans more than one (possibly virtua
 extern int nbr_xnode_thread;     /* ... and the progress thread will serve other nodes */
 extern int nbr_coll_serve;       /* ... so blocking collectives serve (blocking.c) */
 extern unsigned long nbr_polls;  /* wait polls of application threads (the thread keeps out) */
+/* The thread naps between polls when nothing moves; a nonblocking synchronization call that
+ * leaves an epoch for the engine wakes it (thread.c, "The nap"). Decided under the big lock,
+ * the wake-up sent after it. */
+extern int nbr_thread_napping;
+void nbr_thread_kick(void);
+static inline int nbr_kick_wanted(void)
+{
+    return NBR_UNLIKELY(__atomic_load_n(&nbr_thread_napping, __ATOMIC_RELAXED)) &&
+           nbr_engine_busy();
+}
 int nbr_world_nodes(void);       /* nodes of MPI_COMM_WORLD (win.c), -1 if unknown */
 
 /* Thread safety. With MPI_THREAD_MULTIPLE or the progress thread, every entry point that touches

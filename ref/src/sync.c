@@ -596,7 +596,10 @@ static inline void serve_others(void)
     NBR_ENTER();                                                                                   \
     serve_others();                                                                                \
     int rc_ = __VA_ARGS__;                                                                         \
+    int kick_ = nbr_kick_wanted();                                                                 \
     NBR_LEAVE();                                                                                   \
+    if (kick_)                                                                                     \
+        nbr_thread_kick();                                                                         \
     return rc_
 
 NBR_API int MPI_Win_fence(int assert, MPI_Win win)

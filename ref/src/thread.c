@@ -12,13 +12,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdlib.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -342,6 +344,55 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The nap. With nothing to do the thread looks again every 200 us (other nodes' requests may come
+ * at any time). A nonblocking synchronization call that leaves an epoch for the engine
+ * (MPIX_Win_icomplete whose puts are still in flight toward a transport that needs a flush, an
+ * iunlock waiting for its acknowledgements...) must not wait for the end of that nap: the
+ * application computes now, and the epoch's next step — the flush's completion, then the done
+ * notification or the lock release — is the thread's (over UCX's TCP transport A4's ref-nb target
+ * waited ~200 us for it, the nap's length). So the nap is a ppoll on an eventfd, and the entry
+ * point kicks it (sync.c, NBR_NB_ENTRY). No kick is lost: the thread sets nbr_thread_napping
+ * before it takes the big lock to look at the engine one last time, and the entry point reads
+ * the flag under that lock after its work — either the thread's look comes after the entry
+ * point's section and sees the work, or the entry point's read comes after the flag was set and
+ * kicks. A kick costs a write(2) and happens only when the thread naps and the engine has work. */
+int nbr_thread_napping;
+static int wake_fd = -1;
+
+void nbr_thread_kick(void)
+{
+    uint64_t one = 1;
+    /* EAGAIN: the counter is full, a wake-up is pending anyway. Anything else is a bug here;
+     * the nap's timeout still bounds the delay, so say it once and go on. */
+    if (write(wake_fd, &one, sizeof one) < 0 && errno != EAGAIN) {
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "libnbrma: waking the progress thread failed (write: %s)\n",
+                    strerror(errno));
+    }
+}
+
+static void nap(void)
+{
+    if (wake_fd < 0) {
+        usleep(200);
+        return;
+    }
+    __atomic_store_n(&nbr_thread_napping, 1, __ATOMIC_SEQ_CST);
+    nbr_big_lock();
+    int busy = nbr_engine_busy();
+    nbr_big_unlock();
+    if (!busy) {
+        struct pollfd p = {.fd = wake_fd, .events = POLLIN};
+        const struct timespec ts = {0, 200000};
+        int n = ppoll(&p, 1, &ts, NULL); /* EINTR: a signal ended the nap early, fine */
+        uint64_t v;
+        if (n > 0 && read(wake_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+            usleep(200); /* cannot happen on an eventfd we own; nap the old way then */
+    }
+    __atomic_store_n(&nbr_thread_napping, 0, __ATOMIC_SEQ_CST);
+}
+
 static void *progress_thread(void *arg)
 {
     (void)arg;
@@ -372,7 +423,7 @@ static void *progress_thread(void *arg)
             nbr_relax();
         } else {
             hot_until = 0;
-            usleep(200);
+            nap();
         }
     }
     return NULL;
@@ -384,6 +435,7 @@ static void progress_start(void)
 {
     __atomic_store_n(&thread_started, 1, __ATOMIC_RELEASE);
     nbr_locking = 1; /* before the thread exists: nobody is inside an entry point now */
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: the thread naps with usleep */
     int err = pthread_create(&thread, NULL, progress_thread, NULL);
     if (err != 0)
         fprintf(stderr,
