@@ -672,7 +672,8 @@ def fig_f2(own, every):
     return {"f2_acc.dat": table(comment, head, t, cols, label)}
 
 
-F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff", "allocate_lazy"]
+F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff", "allocate_lazy",
+             "create_lazy", "create_lazy_rest"]
 F3_SCALES = [2048, 100000]
 
 
@@ -682,13 +683,18 @@ def fig_f3(own, every):
     rs = [r for r in pick(own, {"F3_metadata"}) if r.params.get("nodes", 1) == 1]
     if not rs:
         return None
-    cols = [s for s in F3_SHAPES if any(r.params.get("shape") == s for r in rs)]
     t = {}
     for r in rs:
         if "meta_bytes" in r.counters:
             t.setdefault(r.params.get("procs"), {})[r.params.get("shape")] = r.counters["meta_bytes"]
+        # create_lazy's directory is rank 0's: the other processes' bytes too
+        if r.params.get("shape") == "create_lazy" and "meta_bytes_rest" in r.counters:
+            t.setdefault(r.params.get("procs"), {})["create_lazy_rest"] = \
+                r.counters["meta_bytes_rest"]
+    cols = [s for s in F3_SHAPES if any(s in row for row in t.values())]
     fits, comment = {}, ["F3_metadata: meta_bytes (window metadata in one process, max across "
-                         "ranks) vs P; column 1 P, then one column per shape"]
+                         "ranks) vs P; column 1 P, then one column per shape (create_lazy_rest: "
+                         "create_lazy without rank 0, which holds its directory)"]
     for s in cols:
         pts = sorted((p, row[s]) for p, row in t.items() if s in row)
         if len(pts) < 2:

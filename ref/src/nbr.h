@@ -472,6 +472,8 @@ typedef struct nbr_win {
     nbr_ctl_t *ctl; /* mine */
     nbr_target_t *t;       /* the descriptors, one per rank (lazy: reserved, made on first use) */
     struct nbr_lazy *lazy; /* NBRMA_META=lazy in force (win.c, nbr_tgt), else NULL */
+    struct nbr_cdirent *cdir; /* a one-node create window's directory (rank 0's, mapped), or NULL */
+    size_t cdir_len;          /* ... its bytes: rank 0 allocated it and counts it */
     /* Application-level epochs (MPI-3.1 §11.5): what is open now. */
     nbr_epoch_t *fence_ep;   /* open fence epoch (access and exposure) */
     nbr_epoch_t *start_ep;   /* open PSCW access epoch */
@@ -572,6 +574,17 @@ typedef struct {
     uint64_t inc;        /* its control block's incarnation for this window */
     nbr_arena_ref_t ctl; /* its control block, with the header line before it (arena.c) */
 } nbr_dirent_t;
+/* MPI_Win_create on one node (lazy): every rank's memory is its own, so its descriptor cannot be
+ * computed; it is looked up on demand in a directory of one entry per rank that rank 0 allocates
+ * in its node-shared arena (O(P) once per node, where the table is O(P) in every process) and
+ * each rank fills with its own entry before the creation's allgather. */
+typedef struct nbr_cdirent {
+    MPI_Aint addr, size; /* its memory: its own address (CMA), bytes */
+    uint64_t inc;        /* its control block's incarnation for this window */
+    nbr_arena_ref_t ctl; /* its control block (arena.c) */
+    nbr_mem_ref_t mem;   /* its memory in an MPI_Alloc_mem segment (mem_ok): node peers map it */
+    int pid, disp_unit, mem_ok, zero;
+} nbr_cdirent_t;
 typedef struct nbr_lazy {
     size_t len;  /* the reservation's bytes (whole pages) */
     size_t page; /* the page size it was counted in */

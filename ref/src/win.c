@@ -712,16 +712,24 @@ static int data_handle(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Info info
  * the same path afterwards (a rank that abandons alone would leave the others waiting in the
  * next collective). Returns MPI_SUCCESS only if every rank succeeded; otherwise every rank
  * returns the largest error class among them (its own if it failed). */
-static int agree(MPI_Comm comm, int rc)
+static int agree_any(MPI_Comm comm, int rc, int flag, int *any)
 {
-    int cls = MPI_SUCCESS, worst;
-    if (rc != MPI_SUCCESS && PMPI_Error_class(rc, &cls) != MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
+    int mine[2] = {MPI_SUCCESS, flag}, all[2] = {MPI_SUCCESS, 0};
+    if (rc != MPI_SUCCESS && PMPI_Error_class(rc, &mine[0]) != MPI_SUCCESS)
+        mine[0] = MPI_ERR_OTHER;
     MPI_Request r;
-    if (PMPI_Iallreduce(&cls, &worst, 1, MPI_INT, MPI_MAX, comm, &r) != MPI_SUCCESS ||
+    if (PMPI_Iallreduce(mine, all, 2, MPI_INT, MPI_MAX, comm, &r) != MPI_SUCCESS ||
         nbr_wait_req(&r) != MPI_SUCCESS)
         return rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
-    return rc != MPI_SUCCESS ? rc : worst;
+    if (any)
+        *any = all[1];
+    return rc != MPI_SUCCESS ? rc : all[0];
+}
+
+/* ... and, with agree_any, whether any rank passed a true flag (the same answer everywhere). */
+static int agree(MPI_Comm comm, int rc)
+{
+    return agree_any(comm, rc, 0, NULL);
 }
 
 /* Everything after the handle exists: my control block (from the arena, zeroed, a new
@@ -730,7 +738,9 @@ static int agree(MPI_Comm comm, int rc)
  * one. Local failures (memory, a peer's block that cannot be mapped) are agreed on before the
  * allgather and at the end, so that every rank either has the window or abandons it. */
 static char tp_why[256]; /* why the transports' set-up failed (under the big lock) */
-static int win_setup(nbr_win_t *w, MPI_Comm comm)
+static void lazy_init(nbr_win_t *w);
+static int cdir_setup(nbr_win_t *w, MPI_Comm comm, int want_lazy);
+static int win_setup(nbr_win_t *w, MPI_Comm comm, int want_lazy)
 {
     nbr_peer_info_t mine = {.addr = (MPI_Aint)(uintptr_t)w->base,
                             .size = w->bytes,
@@ -763,20 +773,36 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
         if (w->sym) /* my entry of the symmetric segment's directory (lazy peers read it) */
             nbr_sym_dir(w)[w->rank] = (nbr_dirent_t){mine.pid, 0, mine.inc, mine.ctl};
     }
-    if ((rc = agree(comm, rc)) != MPI_SUCCESS) {
+    /* A one-node create window where some rank asks for lazy metadata: rank 0's directory. */
+    const int create1 = w->flavor == MPI_WIN_FLAVOR_CREATE && !w->nremote;
+    int any_lazy = 0;
+    if ((rc = agree_any(comm, rc, create1 && want_lazy, &any_lazy)) != MPI_SUCCESS) {
         free(info);
         return rc;
     }
+    if (create1 && any_lazy)
+        rc = cdir_setup(w, comm, want_lazy);
     /* Memory from MPI_Alloc_mem (mem.c), or MPI_Win_allocate's node-shared block (priv_alloc):
      * node peers map it and need no CMA (issue 24). */
     if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->priv_kind == NBR_PRIV_SHM)
         mine.mem_ok = nbr_mem_find(w->base, w->bytes, &mine.mem);
-    if ((w->flavor == MPI_WIN_FLAVOR_CREATE && !mine.mem_ok) ||
+    /* With a directory, a peer maps my MPI_Alloc_mem memory when it first uses me, and reaches
+     * it with CMA if that mapping fails then (nbr_tgt_make): CMA allowed in every rank. */
+    if ((w->flavor == MPI_WIN_FLAVOR_CREATE && (!mine.mem_ok || w->cdir)) ||
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC ||
         (w->priv && !mine.mem_ok && w->size - w->nremote > 1)) { /* no node peer: no CMA */
         cma_window(1); /* before peers learn they may reach us */
         w->cma = 1;
     }
+    if (w->cdir) /* my entry, before the allgather after which peers may read it */
+        w->cdir[w->rank] = (nbr_cdirent_t){.addr = mine.addr,
+                                           .size = mine.size,
+                                           .inc = mine.inc,
+                                           .ctl = mine.ctl,
+                                           .mem = mine.mem,
+                                           .pid = mine.pid,
+                                           .disp_unit = mine.disp_unit,
+                                           .mem_ok = mine.mem_ok};
     /* accumulate_ops=same_op (MPI-3.1 §11.2.1): eligible accumulates use atomic instructions on
      * every path (op.c) — only where every origin on my node can issue them on my memory (a
      * peer reaching it with CMA would read-modify-write it under the lock); dynamic windows keep
@@ -792,8 +818,10 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm)
     w->acc_native = 1;
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++)
         w->acc_native &= info[r].acc_ok;
+    if (rc == MPI_SUCCESS && w->cdir && want_lazy)
+        lazy_init(w); /* fails: the table stays, filled below */
     for (int r = 0; rc == MPI_SUCCESS && w->lazy && r < w->size; r++)
-        /* Lazy (one node, symmetric): no descriptors yet, but every peer's control block mapped
+        /* Lazy (one node): no descriptors yet, but every peer's control block mapped
          * now (the mapping is the process's, kept), so that making one later cannot fail. */
         if (r != w->rank && !nbr_arena_map(info[r].pid, info[r].ctl))
             rc = MPI_ERR_NO_MEM;
@@ -891,14 +919,65 @@ static size_t page_size(void)
     return p > 0 ? (size_t)p : 4096;
 }
 
-/* Rank r's control block named by its directory entry (mapped at creation), and its
- * incarnation. */
+/* Rank r's control block named by its directory entry (the symmetric segment's, or a create
+ * window's; mapped at creation), and its incarnation. */
 static nbr_ctl_t *dir_ctl(const nbr_win_t *w, int r, uint64_t *inc)
 {
-    const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
-    if (inc)
-        *inc = d->inc;
-    return (nbr_ctl_t *)((char *)nbr_arena_map(d->pid, d->ctl) + NBR_CACHELINE);
+    int pid;
+    nbr_arena_ref_t ref;
+    if (w->cdir) {
+        pid = w->cdir[r].pid, ref = w->cdir[r].ctl;
+        if (inc)
+            *inc = w->cdir[r].inc;
+    } else {
+        const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
+        pid = d->pid, ref = d->ctl;
+        if (inc)
+            *inc = d->inc;
+    }
+    return (nbr_ctl_t *)((char *)nbr_arena_map(pid, ref) + NBR_CACHELINE);
+}
+
+/* A one-node MPI_Win_create window (collective): rank 0, when lazy metadata is asked of it,
+ * allocates the directory (nbr_cdirent_t per rank) in its node-shared arena and tells the others
+ * where it is; every rank then maps it and writes its own entry before the creation's
+ * allgather (win_setup). Rank 0's choice decides for the window whether there is one; each rank
+ * with nbrma_meta=lazy then keeps its descriptors lazily (lazy_init), the others a table (every
+ * rank's entry is there for the lazy ones). Called where any rank asked for lazy metadata (the
+ * agreement before it says so): one broadcast more at the creation of such windows only.
+ * A failure (no memory for it, or a rank that cannot map it) fails the creation for all: the
+ * creation's last agreement sees it. */
+static int cdir_setup(nbr_win_t *w, MPI_Comm comm, int want_lazy)
+{
+    struct {
+        int pid, has;
+        nbr_arena_ref_t ref;
+    } d = {0};
+    size_t len;
+    nbr_cdirent_t *dir = NULL;
+    if (__builtin_mul_overflow((size_t)w->size, sizeof *dir, &len))
+        len = 0;
+    if (w->rank == 0 && want_lazy && len && (dir = nbr_arena_alloc(len, &d.ref))) {
+        d.pid = (int)getpid();
+        d.has = 1;
+    }
+    MPI_Request q;
+    int rc = PMPI_Ibcast(&d, (int)sizeof d, MPI_BYTE, 0, comm, &q);
+    if (rc == MPI_SUCCESS)
+        rc = nbr_wait_req(&q);
+    if (rc != MPI_SUCCESS || !d.has) {
+        if (dir)
+            nbr_arena_free(dir, len);
+        return rc;
+    }
+    if (w->rank == 0) {
+        w->cdir_len = len; /* mine: counted in my metadata, freed with the window */
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, (long long)len);
+    } else if (!(dir = nbr_arena_map(d.pid, d.ref))) {
+        return MPI_ERR_NO_MEM;
+    }
+    w->cdir = dir;
+    return MPI_SUCCESS;
 }
 
 /* Make rank r's descriptor from what every process of the node can know: its memory at
@@ -931,14 +1010,31 @@ void nbr_tgt_make(nbr_win_t *w, int r)
     }
     /* Writing the page backs it; with no memory left the kernel kills the process (the
      * reservation is MAP_NORESERVE), as an exhausted malloc arena would. */
-    t->ctl = r == w->rank ? w->ctl : dir_ctl(w, r, NULL);
-    t->inc = nbr_sym_dir(w)[r].inc;
+    t->ctl = r == w->rank ? w->ctl : dir_ctl(w, r, &t->inc);
+    if (r == w->rank)
+        t->inc = w->cdir ? w->cdir[r].inc : nbr_sym_dir(w)[r].inc;
     t->peer = (nbr_peer_ctr_t *)(t->ctl + 1);
-    t->base = (unsigned char *)w->sym + (size_t)r * w->sym_stride;
-    t->addr = (MPI_Aint)(uintptr_t)t->base;
-    t->size = w->bytes;
-    t->disp_unit = w->disp_unit;
-    t->pid = nbr_sym_dir(w)[r].pid;
+    if (w->cdir) { /* create: rank r's own memory, as it wrote it in the directory */
+        const nbr_cdirent_t *d = &w->cdir[r];
+        t->addr = d->addr;
+        t->size = d->size;
+        t->disp_unit = d->disp_unit;
+        t->pid = d->pid;
+        t->base = NULL; /* CMA, unless mapped here */
+        if (r == w->rank && d->size > 0)
+            t->base = w->base;
+        else if (d->mem_ok && d->size > 0)
+            /* Its MPI_Alloc_mem memory, as a table window maps it at creation. If that fails
+             * now (out of mappings or memory), CMA reaches it: every rank of a window with a
+             * directory allows it (win_setup). */
+            t->base = nbr_mem_map(d->pid, &d->mem, d->size, &t->mem_map, &t->mem_map_len);
+    } else {
+        t->base = (unsigned char *)w->sym + (size_t)r * w->sym_stride;
+        t->addr = (MPI_Aint)(uintptr_t)t->base;
+        t->size = w->bytes;
+        t->disp_unit = w->disp_unit;
+        t->pid = nbr_sym_dir(w)[r].pid;
+    }
     t->net = NBR_NET_SHM;
     t->wrank = -1; /* remote pairs only */
     t->amid = -1;
@@ -1028,6 +1124,10 @@ static void win_destroy(nbr_win_t *w)
         }
     }
     lazy_free(w);
+    if (w->cdir_len) { /* rank 0's directory (the others' mappings are their arena's) */
+        nbr_arena_free(w->cdir, w->cdir_len);
+        nbr_stat(&w->st_meta, &nbr_st.windows, 0, -(long long)w->cdir_len);
+    }
     nbr_epoch_pool_free(w);
     free(w->spare_req);
     if (w->group != MPI_GROUP_NULL)
@@ -1269,12 +1369,15 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
     }
     /* NBRMA_META=lazy where it applies (each rank on its own: every symmetric window has the
      * directory, whichever layout a rank keeps; no memory for the lazy table keeps the table). */
+    /* A one-node create window's: in win_setup, with rank 0's directory. */
     if (sched.meta_lazy && sym)
         lazy_init(w);
-    else if (sched.meta_lazy && nbr_cfg.VERBOSE && w->rank == 0)
+    else if (sched.meta_lazy && nbr_cfg.VERBOSE && w->rank == 0 &&
+             !(flavor == MPI_WIN_FLAVOR_CREATE && !w->nremote))
         fprintf(stderr,
                 "libnbrma: %s keeps a descriptor table (nbrma_meta=lazy applies to "
-                "MPI_Win_allocate on one node with the same size and disp_unit on every rank%s)\n",
+                "MPI_Win_create on one node and MPI_Win_allocate on one node with the same size "
+                "and disp_unit on every rank%s)\n",
                 call,
                 flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote
                     ? "; here the sizes or disp_units differ, NBRMA_SYMMETRIC=0, or no common "
@@ -1290,7 +1393,7 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
                            "the MPI library could not create the window (out of resources, "
                            "e.g. context ids for live windows?)");
     tp_why[0] = 0;
-    if ((rc = win_setup(w, comm)) != MPI_SUCCESS)
+    if ((rc = win_setup(w, comm, sched.meta_lazy)) != MPI_SUCCESS)
         return win_abandon(w, comm, call, rc,
                            tp_why[0] ? tp_why
                                      : "window set-up failed on this or another rank of the group "

@@ -5,10 +5,12 @@
  * units (disp_unit) and memory keys — O(P) except MPI_Win_allocate with one disp_unit, which can
  * be O(1) with symmetric allocation. Here every rank creates one window per sample, of one shape
  * per case: MPI_Win_create or MPI_Win_allocate (4 KiB), with the same disp_unit on every rank or
- * a different one (rank + 1), and MPI_Win_allocate with nbrma_meta=lazy (F3's O(1) layout:
- * descriptors made on first use, win.c), and reads MPIX_Win_get_stats before freeing it. Counters
+ * a different one (rank + 1), and MPI_Win_allocate and MPI_Win_create with nbrma_meta=lazy (F3's
+ * O(1) layout: descriptors made on first use, win.c; a create window's are looked up in a
+ * directory that rank 0 holds), and reads MPIX_Win_get_stats before freeing it. Counters
  * (the largest across ranks; counters at the allocation sites, not a model): meta_bytes, the
  * window's metadata in the process (object, per-peer descriptors, engine queues, control block);
+ * meta_bytes_rest, the same without rank 0 (which holds create_lazy's directory);
  * peer_bytes, the per-peer part; ctl_bytes, the node-shared control block (32 B of matching
  * counters per peer); per_rank_bytes = meta_bytes / P. Timed: create_us (one create + stats +
  * free; R2 times creation in detail). Run at P = 2, 4, 8: plot.py fits meta_bytes = a + b·P per
@@ -23,9 +25,17 @@
 
 extern int MPIX_Win_get_stats(MPI_Win win, MPIX_Win_stats *stats) __attribute__((weak));
 
-enum { S_CREATE_SAME, S_CREATE_DIFF, S_ALLOCATE_SAME, S_ALLOCATE_DIFF, S_ALLOCATE_LAZY, S_N };
-static const char *const shape[S_N] = {"create_same", "create_diff", "allocate_same",
-                                       "allocate_diff", "allocate_lazy"};
+enum {
+    S_CREATE_SAME,
+    S_CREATE_DIFF,
+    S_ALLOCATE_SAME,
+    S_ALLOCATE_DIFF,
+    S_ALLOCATE_LAZY,
+    S_CREATE_LAZY,
+    S_N
+};
+static const char *const shape[S_N] = {"create_same",   "create_diff",   "allocate_same",
+                                       "allocate_diff", "allocate_lazy", "create_lazy"};
 
 static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
 {
@@ -33,14 +43,15 @@ static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
     *base = mem;
     if (c->op == S_CREATE_SAME || c->op == S_CREATE_DIFF)
         return MPI_Win_create(mem, 4096, du, MPI_INFO_NULL, c->ctx->comm, w);
-    if (c->op != S_ALLOCATE_LAZY)
+    if (c->op != S_ALLOCATE_LAZY && c->op != S_CREATE_LAZY)
         return MPI_Win_allocate(4096, du, MPI_INFO_NULL, c->ctx->comm, base, w);
     /* 004's O(1) case: no descriptor until a peer is used (nbrma_meta=lazy; one node only, else
      * the window keeps its table, and the case says so) */
     MPI_Info info;
     int rc = MPI_Info_create(&info);
     if (rc == MPI_SUCCESS && (rc = MPI_Info_set(info, "nbrma_meta", "lazy")) == MPI_SUCCESS)
-        rc = MPI_Win_allocate(4096, du, info, c->ctx->comm, base, w);
+        rc = c->op == S_CREATE_LAZY ? MPI_Win_create(mem, 4096, du, info, c->ctx->comm, w)
+                                    : MPI_Win_allocate(4096, du, info, c->ctx->comm, base, w);
     MPI_Info_free(&info);
     return rc;
 }
@@ -60,7 +71,7 @@ static void run(gb_state_t *st, void *arg)
     MPI_Win w;
     /* once: the window moves data (disp 0 of the right neighbour: disp_unit does not matter) */
     NBH_MPI(c, make(c, mem, &w, &base));
-    if (c->op == S_ALLOCATE_LAZY) {
+    if (c->op == S_ALLOCATE_LAZY || c->op == S_CREATE_LAZY) {
         MPI_Info info;
         char val[MPI_MAX_INFO_VAL + 1] = "";
         int found = 0;
@@ -99,13 +110,15 @@ static void run(gb_state_t *st, void *arg)
     long long pb = 0;
     for (int k = 0; k < MPIX_NBRMA_NTP; k++)
         pb += s.peer_bytes[k];
-    double m[3] = {(double)s.meta.bytes, (double)pb, (double)s.ctl_bytes};
-    NBH_MPI(c, MPI_Allreduce(MPI_IN_PLACE, m, 3, MPI_DOUBLE, MPI_MAX, c->ctx->comm));
+    double m[4] = {(double)s.meta.bytes, (double)pb, (double)s.ctl_bytes,
+                   me == 0 ? 0.0 : (double)s.meta.bytes};
+    NBH_MPI(c, MPI_Allreduce(MPI_IN_PLACE, m, 4, MPI_DOUBLE, MPI_MAX, c->ctx->comm));
     nbh_rec_report(&rec, st);
     gb_set_counter(st, "meta_bytes", m[0]);
     gb_set_counter(st, "peer_bytes", m[1]);
     gb_set_counter(st, "ctl_bytes", m[2]);
     gb_set_counter(st, "per_rank_bytes", m[0] / p);
+    gb_set_counter(st, "meta_bytes_rest", m[3]);
     nbh_rec_free(&rec);
     free(mem);
 }

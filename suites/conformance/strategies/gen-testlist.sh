@@ -11,8 +11,9 @@
 #   NBRMA_ACC=hw          accumulates across nodes by 004 Fig. 1's lock + get + put over UCX (F2)
 #   NBRMA_LOCK=queued     exclusive locks wait in an MCS queue at the target for the releasing
 #                         holder's grant instead of retrying the lock word (004 §III-C2, F5)
-#   NBRMA_META=lazy       no per-peer descriptor table: MPI_Win_allocate windows on one node make a
-#                         peer's descriptor when it is first used (004 §III-B, F3)
+#   NBRMA_META=lazy       no per-peer descriptor table: MPI_Win_allocate and MPI_Win_create windows
+#                         on one node make a peer's descriptor when it is first used (004 §III-B,
+#                         F3; create windows look it up in rank 0's directory)
 # make check runs a representative cell of each strategy (its subset of programs, below); the rest
 # of the matrix is marked `full` (make check FULL=1). NONCONTIG and ACC change only pairs on
 # different nodes, so their make check cells are the virtual-node ones; META changes only windows
@@ -36,7 +37,7 @@ subset() {
     NBRMA_NONCONTIG=*) echo "typemap_bytes" ;;
     NBRMA_ACC=*) echo "acc_mixed acc_same_op atomics_cas ordering" ;;
     NBRMA_LOCK=*) echo "sync_passive contention_lock lock_loadstore linked_list nb_random nb_rules" ;;
-    NBRMA_META=*) echo "$SUBSET win_allocate acc_mixed atomics_cas" ;;
+    NBRMA_META=*) echo "$SUBSET win_allocate win_create acc_mixed atomics_cas" ;;
     *) echo "$SUBSET" ;;
     esac
 }
