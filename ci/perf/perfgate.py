@@ -121,14 +121,23 @@ def inclusive_costs(cgfile, lib):
 
 def run_all(procs, env):
     """Run the (command, callgrind file) pairs at once (the runs mostly wait on MPI start-up
-    under valgrind); each must succeed. Returns the pairs."""
-    started = [(cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                          text=True, env=env)) for cmd, cg in procs]
-    for cmd, cg, p in started:
-        out = p.communicate()[0]
-        if p.returncode != 0:
-            raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
-                                                            out[-2000:]))
+    under valgrind); each must succeed. Returns the pairs. Each launch gets a TMPDIR of its own:
+    two Open MPI mpiruns started together race to create their shared session directory
+    (/tmp/ompi.<host>.<uid>: "mkdir ... File exists", orte_session_dir failed; seen once in
+    make baseline MPI=openmpi, 2026-12-03)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        started = []
+        for i, (cmd, cg) in enumerate(procs):
+            own = os.path.join(tmp, str(i))
+            os.mkdir(own)
+            started.append((cmd, cg, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                      stderr=subprocess.STDOUT, text=True,
+                                                      env=dict(env, TMPDIR=own))))
+        for cmd, cg, p in started:
+            out = p.communicate()[0]
+            if p.returncode != 0:
+                raise GateError("'%s' failed (exit %d):\n%s" % (" ".join(cmd), p.returncode,
+                                                                out[-2000:]))
     return procs
 
 
