@@ -775,13 +775,15 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm, int want_lazy)
     }
     /* A one-node create window where some rank asks for lazy metadata: rank 0's directory. */
     const int create1 = w->flavor == MPI_WIN_FLAVOR_CREATE && !w->nremote;
-    int any_lazy = 0;
+    int any_lazy = 0, dir_rc = MPI_SUCCESS;
     if ((rc = agree_any(comm, rc, create1 && want_lazy, &any_lazy)) != MPI_SUCCESS) {
         free(info);
         return rc;
     }
+    /* A rank that cannot map the directory writes no entry: it still joins the allgather (a
+     * collective), then fails, and the creation's last agreement fails the window for all. */
     if (create1 && any_lazy)
-        rc = cdir_setup(w, comm, want_lazy);
+        dir_rc = cdir_setup(w, comm, want_lazy);
     /* Memory from MPI_Alloc_mem (mem.c), or MPI_Win_allocate's node-shared block (priv_alloc):
      * node peers map it and need no CMA (issue 24). */
     if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->priv_kind == NBR_PRIV_SHM)
@@ -815,6 +817,8 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm, int want_lazy)
                          comm, &req);
     if (rc == MPI_SUCCESS)
         rc = nbr_wait_req(&req);
+    if (rc == MPI_SUCCESS)
+        rc = dir_rc;
     w->acc_native = 1;
     for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++)
         w->acc_native &= info[r].acc_ok;
@@ -919,23 +923,33 @@ static size_t page_size(void)
     return p > 0 ? (size_t)p : 4096;
 }
 
-/* Rank r's control block named by its directory entry (the symmetric segment's, or a create
- * window's; mapped at creation), and its incarnation. */
+/* Rank r's entry of its window's directory (the symmetric segment's, or a create window's):
+ * its pid, where its control block lives, the block's incarnation. */
+static void dir_ent(const nbr_win_t *w, int r, int *pid, nbr_arena_ref_t *ref, uint64_t *inc)
+{
+    if (w->cdir) {
+        *pid = w->cdir[r].pid, *ref = w->cdir[r].ctl, *inc = w->cdir[r].inc;
+    } else {
+        const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
+        *pid = d->pid, *ref = d->ctl, *inc = d->inc;
+    }
+}
+
+static nbr_ctl_t *ctl_at(int pid, nbr_arena_ref_t ref) /* mapped at creation */
+{
+    return (nbr_ctl_t *)((char *)nbr_arena_map(pid, ref) + NBR_CACHELINE);
+}
+
+/* Rank r's control block named by its directory entry, and its incarnation. */
 static nbr_ctl_t *dir_ctl(const nbr_win_t *w, int r, uint64_t *inc)
 {
     int pid;
     nbr_arena_ref_t ref;
-    if (w->cdir) {
-        pid = w->cdir[r].pid, ref = w->cdir[r].ctl;
-        if (inc)
-            *inc = w->cdir[r].inc;
-    } else {
-        const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
-        pid = d->pid, ref = d->ctl;
-        if (inc)
-            *inc = d->inc;
-    }
-    return (nbr_ctl_t *)((char *)nbr_arena_map(pid, ref) + NBR_CACHELINE);
+    uint64_t i;
+    dir_ent(w, r, &pid, &ref, &i);
+    if (inc)
+        *inc = i;
+    return ctl_at(pid, ref);
 }
 
 /* A one-node MPI_Win_create window (collective): rank 0, when lazy metadata is asked of it,
@@ -1010,16 +1024,17 @@ void nbr_tgt_make(nbr_win_t *w, int r)
     }
     /* Writing the page backs it; with no memory left the kernel kills the process (the
      * reservation is MAP_NORESERVE), as an exhausted malloc arena would. */
-    t->ctl = r == w->rank ? w->ctl : dir_ctl(w, r, &t->inc);
-    if (r == w->rank)
-        t->inc = w->cdir ? w->cdir[r].inc : nbr_sym_dir(w)[r].inc;
+    int pid;
+    nbr_arena_ref_t ref;
+    dir_ent(w, r, &pid, &ref, &t->inc);
+    t->pid = pid;
+    t->ctl = r == w->rank ? w->ctl : ctl_at(pid, ref);
     t->peer = (nbr_peer_ctr_t *)(t->ctl + 1);
     if (w->cdir) { /* create: rank r's own memory, as it wrote it in the directory */
         const nbr_cdirent_t *d = &w->cdir[r];
         t->addr = d->addr;
         t->size = d->size;
         t->disp_unit = d->disp_unit;
-        t->pid = d->pid;
         t->base = NULL; /* CMA, unless mapped here */
         if (r == w->rank && d->size > 0)
             t->base = w->base;
@@ -1033,7 +1048,6 @@ void nbr_tgt_make(nbr_win_t *w, int r)
         t->addr = (MPI_Aint)(uintptr_t)t->base;
         t->size = w->bytes;
         t->disp_unit = w->disp_unit;
-        t->pid = nbr_sym_dir(w)[r].pid;
     }
     t->net = NBR_NET_SHM;
     t->wrank = -1; /* remote pairs only */
