@@ -37,22 +37,27 @@ enum {
 static const char *const shape[S_N] = {"create_same",   "create_diff",   "allocate_same",
                                        "allocate_diff", "allocate_lazy", "create_lazy"};
 
+static int is_lazy(int op)
+{
+    return op == S_ALLOCATE_LAZY || op == S_CREATE_LAZY;
+}
+
 static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
 {
     const int du = (c->op == S_CREATE_DIFF || c->op == S_ALLOCATE_DIFF) ? c->ctx->rank + 1 : 8;
+    const int create = c->op == S_CREATE_SAME || c->op == S_CREATE_DIFF || c->op == S_CREATE_LAZY;
     *base = mem;
-    if (c->op == S_CREATE_SAME || c->op == S_CREATE_DIFF)
-        return MPI_Win_create(mem, 4096, du, MPI_INFO_NULL, c->ctx->comm, w);
-    if (c->op != S_ALLOCATE_LAZY && c->op != S_CREATE_LAZY)
-        return MPI_Win_allocate(4096, du, MPI_INFO_NULL, c->ctx->comm, base, w);
     /* 004's O(1) case: no descriptor until a peer is used (nbrma_meta=lazy; one node only, else
      * the window keeps its table, and the case says so) */
-    MPI_Info info;
-    int rc = MPI_Info_create(&info);
-    if (rc == MPI_SUCCESS && (rc = MPI_Info_set(info, "nbrma_meta", "lazy")) == MPI_SUCCESS)
-        rc = c->op == S_CREATE_LAZY ? MPI_Win_create(mem, 4096, du, info, c->ctx->comm, w)
-                                    : MPI_Win_allocate(4096, du, info, c->ctx->comm, base, w);
-    MPI_Info_free(&info);
+    MPI_Info info = MPI_INFO_NULL;
+    int rc = MPI_SUCCESS;
+    if (is_lazy(c->op) && (rc = MPI_Info_create(&info)) == MPI_SUCCESS)
+        rc = MPI_Info_set(info, "nbrma_meta", "lazy");
+    if (rc == MPI_SUCCESS)
+        rc = create ? MPI_Win_create(mem, 4096, du, info, c->ctx->comm, w)
+                    : MPI_Win_allocate(4096, du, info, c->ctx->comm, base, w);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     return rc;
 }
 
@@ -71,7 +76,7 @@ static void run(gb_state_t *st, void *arg)
     MPI_Win w;
     /* once: the window moves data (disp 0 of the right neighbour: disp_unit does not matter) */
     NBH_MPI(c, make(c, mem, &w, &base));
-    if (c->op == S_ALLOCATE_LAZY || c->op == S_CREATE_LAZY) {
+    if (is_lazy(c->op)) {
         MPI_Info info;
         char val[MPI_MAX_INFO_VAL + 1] = "";
         int found = 0;
