@@ -44,8 +44,8 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(ASYNC_PROGRESS, str, "auto", "the progress thread: auto (default) serves other nodes' requests whenever windows span nodes and MPI_THREAD_MULTIPLE is available (requested at MPI_Init when the job may span nodes); on: also advances deferred epochs while the application computes (paper 000 §VII-D), from the first window; off: never (a target blocked in an MPI call libnbrma cannot wrap then stalls its origins across nodes)") \
     X(ISSUE, str, "eager", "issuing of RMA calls in a ready epoch (paper 004 §III-D): eager carries each out in its call; delayed queues every call (an operation object each) until the closing call or a flush, as MPICH's lazy issue does (window info key nbrma_issue)") \
     X(FENCE, str, "barrier", "fence algorithm (paper 004 §III-C1, Fig. 2; 003 §4): barrier signals every peer and waits for all at each fence (the opening one too); reduce_scatter holds a fence epoch's calls until its closing fence, whose MPI_Ireduce_scatter_block of per-target flags tells each target how many origins will notify it, and returns when its own calls completed and those notifications arrived (window info key nbrma_fence)") \
-    X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB; within a node the data is always copied directly (window info key nbrma_noncontig)") \
-    X(ACC, str, "am", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock. Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
+    X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB, and toward a target whose memory UCX maps into this process (shared memory) only when the request also has more than 256 blocks; within a node the data is always copied directly (window info key nbrma_noncontig)") \
+    X(ACC, str, "auto", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock; auto is hw toward a target whose window memory UCX maps into this process (ucp_rkey_ptr: shared memory) and am toward the others (a network). Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
     X(LOCK, str, "polling", "how a lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the grant, at a cost of 16 bytes per peer (and 16 for the global word's queue) in every process's control block; a shared lock passes the queue on as soon as it holds the lock, so readers in a row share it and a writer behind them waits at the head; lock_all and exclusive locks' registration in rank 0's global word queue the same way (window info key nbrma_lock)") \
     X(META, str, "table", "window metadata (paper 004 §III-B, F3): table keeps a descriptor per peer (O(P) bytes per window in every process); lazy computes a peer's descriptor when the peer is first used, in address space reserved for all (memory only for the pages used), which MPI_Win_allocate windows on one node with the same size and disp_unit everywhere allow (their memory symmetric, every control block named in the symmetric segment); other windows keep the table (window info key nbrma_meta, fixed at creation; MPI_Win_get_info tells which is in force)") \
     X(OP_POOL, int, 16384, "freed operation objects (recorded calls: deferred epochs, delayed issue, the scheduler's held calls, the reduce-scatter fence) kept in the process for reuse instead of going back to malloc, as MPICH ch3's global pool of RMA operations (MPIR_CVAR_CH3_RMA_OP_GLOBAL_POOL_SIZE, also 16384); MPIX_Win_get_stats' proc_ops_pooled counts them; 0: none kept") \
@@ -426,6 +426,8 @@ typedef struct nbr_target {
     nbr_peer_q_t *q;         /* engine state toward it (NULL until first needed) */
     unsigned char net;       /* NBR_NET_*: the transport of the pair (transport/tp.h) */
     unsigned char made;      /* filled in (at creation; lazy windows: on first use, nbr_tgt) */
+    unsigned char mapped;    /* remote: its window memory is mapped into this process by the
+                                transport (ucx: ucp_rkey_ptr succeeds), so a block costs a copy */
     int wrank;               /* remote: its rank in MPI_COMM_WORLD (the am communicator's) */
     int amid;                /* remote: its id of this window */
     long tp_out;             /* remote: my operations toward it not yet complete */
@@ -434,6 +436,7 @@ typedef struct nbr_target {
 } nbr_target_t;
 
 enum { NBR_NC_AUTO = 0, NBR_NC_BLOCKS, NBR_NC_PACKED }; /* nbr_win_t.noncontig */
+enum { NBR_ACC_AM = 0, NBR_ACC_HW, NBR_ACC_AUTO };      /* nbr_win_t.acc_hw */
 /* nbr_win_t.priv_kind: MPI_Win_allocate's memory in a window that spans nodes (win.c) */
 enum { NBR_PRIV_NONE = 0, NBR_PRIV_HEAP, NBR_PRIV_SHM, NBR_PRIV_TP };
 /* nbr_win_t.ctl_kind: where my control block came from (win.c) */
@@ -466,7 +469,8 @@ typedef struct nbr_win {
      * the byte: ci/baselines' metadata_base_*). */
     unsigned char fence_rs;  /* NBRMA_FENCE / nbrma_fence is reduce_scatter (below, rs_*) */
     unsigned char noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig: NBR_NC_* (rma.c) */
-    unsigned char acc_hw;    /* NBRMA_ACC / nbrma_acc is hw: 004's lock + get + put (ucx.c) */
+    unsigned char acc_hw;    /* NBRMA_ACC / nbrma_acc: NBR_ACC_* (004's lock + get + put, ucx.c;
+                                per pair: nbr_acc_hw) */
     unsigned char acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits; 0 is
                                 "none" */
     nbr_ctl_t *ctl; /* mine */
@@ -609,6 +613,14 @@ static inline nbr_target_t *nbr_tgt(const nbr_win_t *w, int r)
     if (NBR_UNLIKELY(!t->made))
         nbr_tgt_make((nbr_win_t *)w, r);
     return t;
+}
+/* NBRMA_ACC for the pair toward r (004 §III-A, Fig. 1; F2): hw as set, or auto where the
+ * transport maps r's memory into this process. There the protocol's get and put are copies and
+ * it ran 2.5–14x ahead of one message the target's CPU applies; across a network the message
+ * wins (docs/experiments-f.md, F2). Both hold r's accumulate lock, so mixed pairs stay atomic. */
+static inline int nbr_acc_hw(const nbr_win_t *w, int r)
+{
+    return w->acc_hw == NBR_ACC_HW || (w->acc_hw == NBR_ACC_AUTO && w->t[r].mapped);
 }
 /* The descriptors that exist, one per call, NULL after the last: every rank's (table), the ones
  * made so far (lazy). *it starts at 0. O(P) steps (window free, MPIX_Win_get_stats). */

@@ -214,10 +214,20 @@ static int pack_side(const nbr_dtype_t *d, int count, const void *buf, int elem,
     return 1;
 }
 
+/* Toward a target whose memory the transport maps into this process (nbr_target_t.mapped: UCX
+ * over shared memory), one operation per block is a copy of 20–35 ns a block (F1's quiet rerun,
+ * docs/experiments-f.md), while a packed message costs the target's CPU 2.5–5 µs before the
+ * first byte: blocks won up to 64–512 blocks and packed led by 1.2–2.3x from 512–4096 on (Open
+ * MPI – MPICH). NBRMA_NONCONTIG=auto packs for such a target only above this many blocks. */
+#define NBR_MAPPED_BLOCKS 256
+
 /* A put or get toward another node, packed; 0 when the per-piece path should take it. */
 static int move_packed(nbr_win_t *w, int write, void *obuf, int ocount, const nbr_dtype_t *od,
                        int rank, MPI_Aint off, int tcount, const nbr_dtype_t *td, int *rc)
 {
+    if (w->noncontig == NBR_NC_AUTO && w->t[rank].mapped &&
+        (int64_t)tcount * td->nseg <= NBR_MAPPED_BLOCKS)
+        return 0;
     const nbr_runs_t *tr = pack_runs(td, 0, w->noncontig);
     nbr_tp_side_t side;
     if (!tr || !pack_side(od, ocount, obuf, 0, &side))
@@ -624,11 +634,12 @@ static int acc_remote(nbr_win_t *w, const char *call, MPI_Op op, const void *obu
      * serves aligned elements with UCP atomics — all of an origin's accumulates to a location
      * through one channel, so they stay ordered (MPI-3.1 §11.7.2's default accumulate_ordering).
      * The compare-and-swap-loop pairs are packed to the target's CPU like any other.
-     * NBRMA_ACC=hw (004 Fig. 1) over such a transport: every piece through its acc, which takes
-     * the target's accumulate lock itself, gets, computes and puts (ucx.c); nothing packed. */
+     * NBRMA_ACC=hw (004 Fig. 1) over such a transport, or auto toward a target it maps: every
+     * piece through its acc, which takes the target's accumulate lock itself, gets, computes and
+     * puts (ucx.c); nothing packed. */
     int own_acc = nbr_tp_of(w, rank)->acc != nbr_am_acc;
     const nbr_runs_t *tr =
-        own_acc && (w->acc_hw || (w->acc_native && nbr_op_atomic_native(op, td->basic)))
+        own_acc && (nbr_acc_hw(w, rank) || (w->acc_native && nbr_op_atomic_native(op, td->basic)))
             ? NULL
             : pack_runs(td, 1, NBR_NC_AUTO);
     nbr_tp_side_t src, res;

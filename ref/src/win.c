@@ -225,7 +225,7 @@ typedef struct {
     int delayed; /* NBRMA_ISSUE / nbrma_issue (004 §III-D): 1 delayed, 0 eager */
     int fence_rs; /* NBRMA_FENCE / nbrma_fence (004 §III-C1): 1 reduce_scatter, 0 barrier */
     int noncontig; /* NBRMA_NONCONTIG / nbrma_noncontig (004 §III-A, F1): NBR_NC_* */
-    int acc_hw;    /* NBRMA_ACC / nbrma_acc (004 §III-A, Fig. 1, F2): 1 hw, 0 am */
+    int acc_hw;    /* NBRMA_ACC / nbrma_acc (004 §III-A, Fig. 1, F2): NBR_ACC_* */
     int acc_order; /* info accumulate_ordering (MPI-3.1 §11.7.2): NBR_ORD_* bits */
     int lock_q;    /* NBRMA_LOCK / nbrma_lock (004 §III-C2, F5): 1 queued, 0 polling */
     int meta_lazy; /* NBRMA_META / nbrma_meta (004 §III-B, F3): 1 lazy, 0 table */
@@ -270,13 +270,15 @@ static int parse_noncontig(const char *v, int *nc)
     return 0;
 }
 
-/* am / hw into *hw; 0 when the text is neither. */
+static const char *const acc_names[] = {"am", "hw", "auto"}; /* by NBR_ACC_* */
+
+/* am / hw / auto into *hw (NBR_ACC_*); 0 when the text is none of them. */
 static int parse_acc(const char *v, int *hw)
 {
-    if (strcasecmp(v, "am") && strcasecmp(v, "hw"))
-        return 0;
-    *hw = !strcasecmp(v, "hw");
-    return 1;
+    for (int i = 0; i < 3; i++)
+        if (!strcasecmp(v, acc_names[i]))
+            return *hw = i, 1;
+    return 0;
 }
 
 /* barrier / reduce_scatter into *rs; 0 when the text is neither. */
@@ -395,7 +397,7 @@ static int parse_sched(MPI_Info info, nbr_sched_cfg_t *c, char *msg, size_t mlen
         rc = info_choice(info, "accumulate_ordering", parse_ordering, &c->acc_order,
                          "none or a comma-separated list of rar, raw, war and waw", msg, mlen);
     if (rc == MPI_SUCCESS)
-        rc = info_choice(info, "nbrma_acc", parse_acc, &c->acc_hw, "am or hw", msg, mlen);
+        rc = info_choice(info, "nbrma_acc", parse_acc, &c->acc_hw, "am, hw or auto", msg, mlen);
     if (rc == MPI_SUCCESS)
         rc =
             info_choice(info, "nbrma_lock", parse_lock, &c->lock_q, "polling or queued", msg, mlen);
@@ -1230,7 +1232,7 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
                             "NBRMA_NONCONTIG=%s is none of auto, blocks and packed",
                             nbr_cfg.NONCONTIG);
     if (!parse_acc(nbr_cfg.ACC, &sched->acc_hw))
-        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ACC=%s is neither am nor hw",
+        return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_ACC=%s is none of am, hw and auto",
                             nbr_cfg.ACC);
     if (!parse_lock(nbr_cfg.LOCK, &sched->lock_q))
         return nbr_err_comm(comm, call, MPI_ERR_ARG, "NBRMA_LOCK=%s is neither polling nor queued",
@@ -1853,7 +1855,7 @@ NBR_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_noncontig", nc_names[w->noncontig]);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info, "nbrma_acc", w->acc_hw ? "hw" : "am");
+        rc = PMPI_Info_set(*info, "nbrma_acc", acc_names[w->acc_hw]);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_set(*info, "nbrma_lock", w->lock_q ? "queued" : "polling");
     if (rc == MPI_SUCCESS) /* the layout in force: lazy only where it applies (nbrma_meta) */

@@ -229,6 +229,8 @@ typedef struct {
                                                004's lock + get + put protocol, their bytes */
     unsigned long win_allocs; /* MPI_Win_allocate memory UCX allocated (nbr_tp_win_alloc) */
     unsigned long ctl_allocs; /* control blocks UCX allocated (nbr_tp_ctl_alloc) */
+    unsigned long pairs_mapped; /* pairs whose target's window memory UCX maps here (ucp_rkey_ptr:
+                                   NBRMA_ACC=auto and NBRMA_NONCONTIG=auto choose by it) */
     long long meta_bytes; /* the windows' transport state counted in their metadata now */
 } nbr_ucx_stats_t;
 /* A wait on a node's accumulate lock lets the UCX worker progress (ucx.c; nothing when UCX is

@@ -14,7 +14,8 @@
  * from the owner on a miss (an am request), as its region table is.
  *
  *   put/get       ucp_put_nbx / ucp_get_nbx of contiguous bytes (rma.c walks derived types into
- *                 contiguous pieces; small noncontiguous blocks go packed over am, rma.c).
+ *                 contiguous pieces; small noncontiguous blocks go packed over am, rma.c, except
+ *                 toward a target whose memory UCX maps here — ucp_rkey_ptr, t->mapped).
  *   control words UCP AMO64: ADD, SWAP, CSWAP; the conditional add of a reader/writer try is a
  *                 CSWAP loop (guess, compare, retry with what came back); releases that want no
  *                 result are non-fetching ADDs.
@@ -26,7 +27,8 @@
  *                 that lock, so a NIC atomic serving one of them would not be atomic with the
  *                 others. One path for every accumulate of a location. NBRMA_ACC=hw: the origin
  *                 takes that same lock with remote atomics, gets, computes, puts and releases
- *                 (paper 004 Fig. 1; hw_acc below).
+ *                 (paper 004 Fig. 1; hw_acc below); NBRMA_ACC=auto (the default) does so toward
+ *                 the targets whose window memory is mapped (nbr_acc_hw).
  *   completion    a get or a fetching atomic is complete when its callback ran (the data is here,
  *                 so the target's memory is no longer read); a put or a non-fetching atomic when
  *                 a ucp_ep_flush_nbx issued after it completed — nbr_tp_quiet starts the flush
@@ -957,7 +959,7 @@ fail:
 static int hw_takes(nbr_win_t *w, int r, MPI_Datatype basic)
 {
     const nbr_dtype_t *d;
-    return w->acc_hw &&
+    return nbr_acc_hw(w, r) &&
            (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || ((ucx_win_t *)w->tp)->pair[r].wkey) &&
            nbr_dtype_get(basic, &d) == MPI_SUCCESS && d->size == d->extent;
 }
@@ -1004,7 +1006,7 @@ static int ucx_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const voi
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     uint64_t ra = p->wbase + (uint64_t)off;
     if (!w->acc_native || (n != 4 && n != 8) || !p->wkey || ra % n) {
-        if (w->acc_hw && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || p->wkey))
+        if (nbr_acc_hw(w, r) && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || p->wkey))
             return hw_acc(w, r, off, MPI_REPLACE, MPI_BYTE, val, cmp, result, n);
         return nbr_am_cas(w, r, off, val, cmp, result, n);
     }
@@ -1434,6 +1436,13 @@ int nbr_ucx_win_setup(nbr_win_t *w, MPI_Comm comm, int want, char *why, size_t n
         }
         p->wbase = c.wbase;
         p->cbase = c.cbase;
+        /* Mapped: UCX reaches r's window memory through shared memory, where a transfer is a
+         * copy the origin makes ("only for the endpoints that are reachable via shared memory",
+         * ucp.h); over a network the call fails. NBRMA_ACC=auto and NBRMA_NONCONTIG=auto choose
+         * by it (nbr_acc_hw, rma.c's pack_runs). */
+        void *mp;
+        t->mapped = p->wkey && c.wlen && ucp_rkey_ptr(p->wkey, c.wbase, &mp) == UCS_OK;
+        nbr_ucx_stats.pairs_mapped += t->mapped;
         t->net = NBR_NET_UCX;
         w->unordered = 1;
     }
