@@ -8,7 +8,9 @@
 #                         to the closing fence, a reduce-scatter of per-target flags, notifications
 #   NBRMA_NONCONTIG=blocks / packed  noncontiguous put/get across nodes one operation per block /
 #                         one packed message (004 §III-A, F1)
-#   NBRMA_ACC=hw          accumulates across nodes by 004 Fig. 1's lock + get + put over UCX (F2)
+#   NBRMA_ACC=hw / am     accumulates across nodes by 004 Fig. 1's lock + get + put over UCX /
+#                         one message the target's CPU applies, toward every target (F2; the
+#                         default, auto, is hw toward targets whose memory UCX maps, am elsewhere)
 #   NBRMA_LOCK=queued     exclusive locks wait in an MCS queue at the target for the releasing
 #                         holder's grant instead of retrying the lock word (004 §III-C2, F5)
 #   NBRMA_META=lazy       no per-peer descriptor table: MPI_Win_allocate and MPI_Win_create windows
@@ -22,7 +24,7 @@
 #   gen-testlist.sh --check   TAP: is the testlist what this script writes?
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=blocks NBRMA_NONCONTIG=packed NBRMA_ACC=hw NBRMA_LOCK=queued NBRMA_META=lazy"
+STRATEGIES="NBRMA_ISSUE=delayed NBRMA_FENCE=reduce_scatter NBRMA_NONCONTIG=blocks NBRMA_NONCONTIG=packed NBRMA_ACC=hw NBRMA_ACC=am NBRMA_LOCK=queued NBRMA_META=lazy"
 # Programs whose RMA calls sit in ready epochs of every synchronization mode, request-based calls,
 # accumulate ordering, lock_loadstore (its create window caught a flush that waited forever under
 # delayed issue), and the randomized nonblocking programs: what a strategy changes. The operation
