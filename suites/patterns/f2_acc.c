@@ -9,7 +9,9 @@
  * 004's two strategies toward another node over the ucx transport, per window with the info key
  * nbrma_acc: am (one message the target's CPU applies under its accumulate lock) and hw (004
  * Fig. 1: a remote atomic takes the target's accumulate lock, RDMA get, compute at the origin,
- * RDMA put, flush, remote atomic release). Within a node both access the memory directly; over
+ * RDMA put, flush, remote atomic release) — and auto, the default, which is hw toward a target
+ * whose window memory UCX maps into the origin (shared memory) and am elsewhere, so its column
+ * shows which of the two the default picked. Within a node all access the memory directly; over
  * NBRMA_NET=am there is no hardware and both are messages (the contrast line). Vendor: the MPI
  * library's own. Counters: batch_us (median, max across ranks), per_op_us, rate_Mmsgs.
  *
@@ -29,8 +31,8 @@ static long batch = 100;
 enum { O_SUM_INT, O_SUM_DOUBLE, O_MIN_INT, O_FOP, O_N };
 static const char *const oname[O_N] = {"acc_sum_int", "acc_sum_double", "acc_min_int",
                                        "fetch_and_op_sum_int64"};
-enum { S_VENDOR, S_AM, S_HW };
-static const char *const sname[] = {"vendor", "am", "hw"};
+enum { S_VENDOR, S_AM, S_HW, S_AUTO };
+static const char *const sname[] = {"vendor", "am", "hw", "auto"};
 #define MIN_START (INT_MAX - 7)
 
 /* op = operation * 4 + strategy */
@@ -188,7 +190,7 @@ static void run(gb_state_t *st, void *arg)
 static void register_cases(nbh_ctx_t *ctx, nbh_series_t s)
 {
     const char *net = s == NBH_VENDOR ? "vendor" : strat_net(ctx);
-    int first = s == NBH_VENDOR ? S_VENDOR : S_AM, last = s == NBH_VENDOR ? S_VENDOR : S_HW;
+    int first = s == NBH_VENDOR ? S_VENDOR : S_AM, last = s == NBH_VENDOR ? S_VENDOR : S_AUTO;
     for (int o = 0; o < O_N; o++)
         for (int i = 0; i < ctx->opts.nsizes; i++) {
             if (o == O_FOP && i > 0) /* one element, whatever the sizes */
@@ -217,7 +219,7 @@ int main(int argc, char **argv)
                   "then MPI_Win_flush\n"
                   "ops: SUM int, SUM double, MIN int, fetch_and_op SUM int64 (1 element)\n"
                   "ref per window: info nbrma_acc=am (one message) | hw (lock, get, compute, put, "
-                  "unlock)",
+                  "unlock) | auto (the default: hw toward mapped memory, else am)",
         .min_ranks = 2,
         .uses = NBH_USE_SIZES,
         .default_sizes = "1,64",
