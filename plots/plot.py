@@ -616,7 +616,8 @@ F1_NETS = ["vendor", "shm", "ucx", "auto", "am"]
 
 def fig_f1(own, every):
     """F1: put + flush latency vs payload, one panel per layout (contig, noncontig); a line per
-    series and strategy (vendor; ref's blocks/packed) and what carried the pair (net: vendor's own,
+    series and strategy (vendor; ref's blocks/packed/default, labelled auto in the noncontiguous
+    panel) and what carried the pair (net: vendor's own,
     shm on one node, ucx or am across virtual nodes)."""
     rs = [r for r in pick(own, {"F1_put"}) if "put_us" in r.counters and "size" in r.params]
     if not rs:
@@ -634,7 +635,8 @@ def fig_f1(own, every):
         for r in lr:
             t.setdefault(r.params["size"], {})[key(r)] = r.counters["put_us"]
         head = ["size"] + [("vendor" if k[1] == "vendor" else
-                            "ref %s (%s)" % (k[3] if k[3] != "default" else "", k[1]))
+                            "ref %s (%s)" % (k[3] if k[3] != "default" else
+                                             "" if layout == "contig" else "auto", k[1]))
                            .replace("ref  (", "ref (") for k in cols]
         comment = ["F1_put, layout %s: median µs of one put + MPI_Win_flush (put_us), max "
                    "across ranks" % layout,
