@@ -2,9 +2,11 @@
  * virtual nodes (NBRMA_RANKS_PER_NODE=1). Rank 0 puts 1 MiB into rank 1's window, flushes, gets
  * it back and takes and releases locks; the per-transport counters (nbr_ucx_stats: UCP puts,
  * gets, atomics, flushes and their bytes; nbr_am_sent: active-message requests) must show the
- * data on UCX and not on am with NBRMA_NET=ucx, and the reverse with NBRMA_NET=am. Accumulates
- * go through am under both on a default window (the target's CPU: one path per location,
- * MPI-3.1 §11.7.1), which is checked too — and, on a window whose info says
+ * data on UCX and not on am with NBRMA_NET=ucx, and the reverse with NBRMA_NET=am. On a default
+ * window (NBRMA_ACC=auto) an accumulate goes through am, the target's CPU — except toward a
+ * target whose window memory UCX maps here (UCX_TLS=sm: nbr_ucx_stats.pairs_mapped), where it
+ * takes 004's lock + get + put (acc_locked); both under the target's accumulate lock, one path
+ * per location (MPI-3.1 §11.7.1) — which is checked too — and, on a window whose info says
  * accumulate_ops=same_op, that eligible accumulates were UCP atomics over ucx (counters accs,
  * bytes_acc) and still took effect in order. The data must be right either way. The window's
  * metadata gauge (MPIX_Win_get_stats) must be exactly its parts, the ucx pair table included, and
@@ -80,6 +82,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     nbr_ucx_stats_t u0 = nbr_ucx_stats;
     unsigned long a0 = nbr_am_sent, a1 = 0;
+    nbr_ucx_stats_t um1 = u0;
     int ok_data = 1;
     long sum = 0, one = 1;
     if (me == 0) {
@@ -90,6 +93,7 @@ int main(int argc, char **argv)
         MPI_Win_unlock(1, win);
         ok_data = memcmp(src, back, BYTES) == 0;
         a1 = nbr_am_sent;
+        um1 = nbr_ucx_stats; /* before the accumulate, which may take UCX's get + put */
         MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
         MPI_Accumulate(&one, 1, MPI_LONG, 1, BYTES - 8, 1, MPI_LONG, MPI_SUM, win);
         MPI_Win_unlock(1, win);
@@ -98,9 +102,11 @@ int main(int argc, char **argv)
     if (me == 1)
         memcpy(&sum, base + BYTES - 8, sizeof sum);
     MPI_Bcast(&sum, 1, MPI_LONG, 1, MPI_COMM_WORLD);
-    nbr_ucx_stats_t u1 = nbr_ucx_stats;
+    nbr_ucx_stats_t u1 = um1;
     unsigned long put = u1.bytes_put - u0.bytes_put, got = u1.bytes_got - u0.bytes_got,
-                  amos = u1.amos - u0.amos, am_data = a1 - a0, am_acc = nbr_am_sent - a1;
+                  amos = u1.amos - u0.amos, am_data = a1 - a0, am_acc = nbr_am_sent - a1,
+                  locked = nbr_ucx_stats.acc_locked - u1.acc_locked;
+    const int mapped = ucx && nbr_ucx_stats.pairs_mapped > 0; /* NBRMA_ACC=auto: hw there */
     if (me == 0) {
         tap_ok(ok_data, "1 MiB put, flushed, read back whole (NBRMA_NET=%s)", net);
         if (ucx) {
@@ -121,9 +127,16 @@ int main(int argc, char **argv)
         }
         long was;
         memcpy(&was, src + BYTES - 8, sizeof was);
-        tap_ok(am_acc >= 1 && sum == was + 1, "the accumulate went through am (%lu requests) and "
-                                              "landed (%ld, %ld + 1 expected)",
-               am_acc, sum, was);
+        if (mapped)
+            tap_ok(locked >= 1 && am_acc == 0 && sum == was + 1,
+                   "toward mapped memory the accumulate took 004's lock + get + put (%lu pieces, "
+                   "%lu am requests) and landed (%ld, %ld + 1 expected)",
+                   locked, am_acc, sum, was);
+        else
+            tap_ok(am_acc >= 1 && locked == 0 && sum == was + 1,
+                   "the accumulate went through am (%lu requests) and landed (%ld, %ld + 1 "
+                   "expected)",
+                   am_acc, sum, was);
     } else {
         for (int i = 0; i < 6; i++)
             tap_ok(1, "rank 1 serves");
