@@ -47,7 +47,7 @@ _Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is address-sized"
     X(NONCONTIG, str, "auto", "how a put or get whose target side is noncontiguous crosses to another node (paper 004 §III-A, F1): blocks sends one operation per contiguous block (hardware style: one RDMA transfer each over ucx), packed one message per request that the target's CPU scatters or gathers (active-message style), auto packs when the target's blocks average under 4 KiB, and toward a target whose memory UCX maps into this process (shared memory) only when the request also has more than 256 blocks; within a node the data is always copied directly (window info key nbrma_noncontig)") \
     X(ACC, str, "auto", "how accumulates (and get_accumulate, fetch_and_op, compare_and_swap) reach a target on another node over the ucx transport (paper 004 §III-A, Fig. 1, F2): am sends one message the target's CPU applies; hw takes the target's accumulate lock with a remote atomic, gets the data, computes at the origin, puts it back, flushes and releases the lock; auto is hw toward a target whose window memory UCX maps into this process (ucp_rkey_ptr: shared memory) and am toward the others (a network). Pairs on the am transport have no hardware path and stay am; under accumulate_ops=same_op the pairs with UCP atomics keep them (window info key nbrma_acc)") \
     X(LOCK, str, "polling", "how a lock waits for its target (paper 004 §III-C2, F5): polling retries the target's lock word (001 §2.3's two-level lock) until it is free; queued joins a FIFO queue of origins (an MCS list: one swap at the target, one write to the predecessor) and waits on a word in its own memory for the grant, at a cost of 16 bytes per peer (and 16 for the global word's queue) in every process's control block; a shared lock passes the queue on as soon as it holds the lock, so readers in a row share it and a writer behind them waits at the head; lock_all and exclusive locks' registration in rank 0's global word queue the same way (window info key nbrma_lock)") \
-    X(META, str, "table", "window metadata (paper 004 §III-B, F3): table keeps a descriptor per peer (O(P) bytes per window in every process); lazy computes a peer's descriptor when the peer is first used, in address space reserved for all (memory only for the pages used), which MPI_Win_allocate windows on one node with the same size and disp_unit everywhere allow (their memory symmetric, every control block named in the symmetric segment); other windows keep the table (window info key nbrma_meta, fixed at creation; MPI_Win_get_info tells which is in force)") \
+    X(META, str, "table", "window metadata (paper 004 §III-B, F3): table keeps a descriptor per peer (O(P) bytes per window in every process); lazy computes a peer's descriptor when the peer is first used, in address space reserved for all (memory only for the pages used), which MPI_Win_allocate windows on one node allow (their memory symmetric, every control block, size and disp_unit named in the symmetric segment's directory; sizes that differ take the largest as the stride when that reserves at most twice the bytes asked for) and MPI_Win_create windows on one node (a directory rank 0 holds); other windows keep the table (window info key nbrma_meta, fixed at creation; MPI_Win_get_info tells which is in force)") \
     X(OP_POOL, int, 16384, "freed operation objects (recorded calls: deferred epochs, delayed issue, the scheduler's held calls, the reduce-scatter fence) kept in the process for reuse instead of going back to malloc, as MPICH ch3's global pool of RMA operations (MPIR_CVAR_CH3_RMA_OP_GLOBAL_POOL_SIZE, also 16384); MPIX_Win_get_stats' proc_ops_pooled counts them; 0: none kept") \
     X(STATS, str, "", "path: write this process's memory accounting (MPIX_Win_get_stats' process part, JSON) there at MPI_Finalize; %r in the path becomes the MPI_COMM_WORLD rank, else .RANK is appended when the job has several processes; empty: none") \
     X(VERBOSE, int, 0, "1: print window creation and every error on stderr (else only errors about to abort the job)")
@@ -561,22 +561,25 @@ typedef struct nbr_win {
 
 /* ---- window metadata: table or lazy (paper 004 §III-B, F3; win.c) -----------------------------
  * table: w->t holds a descriptor per rank, filled at creation (O(P) bytes per window in every
- * process). lazy (NBRMA_META / nbrma_meta): MPI_Win_allocate on one node with one size and
- * disp_unit — 004's case where metadata can be O(1). Rank r's memory is at sym + r·stride in
- * every process (symheap.c), and each rank writes where its control block lives into its own
- * entry of a directory at the end of the symmetric segment; a descriptor is computed from those
- * the first time the rank is used. w->t is then address space reserved for P descriptors, not
- * memory: a page is only backed once a descriptor on it is made (mmap MAP_NORESERVE; memory
- * O(pages used), counted by page). So every lookup stays &w->t[r], with no test, for table
- * and lazy windows alike; only where a rank can be used for the first time (nbr_tgt) is there a
- * test of t->made. An unmade descriptor is zero: size 0 and base NULL fail every fast path's
- * checks, which then take the full path, and that makes it. Made under the big lock, as every
- * entry point runs. */
+ * process). lazy (NBRMA_META / nbrma_meta): MPI_Win_allocate on one node — 004's case where
+ * metadata can be O(1) (symmetric allocation). Rank r's memory is at sym + r·stride in every
+ * process (symheap.c; the stride is the largest rank's size, when sizes differ), and each rank
+ * writes where its control block lives, its size and its disp_unit into its own entry of a
+ * directory at the end of the symmetric segment; a descriptor is computed from those the first
+ * time the rank is used (004 keeps O(P) for disp_units that differ; the directory is the
+ * node's, one entry per rank in shared memory, not a table in every process). w->t is then address
+ * space reserved for P descriptors, not memory: a page is only backed once a descriptor on it is
+ * made (mmap MAP_NORESERVE; memory O(pages used), counted by page). So every lookup stays &w->t[r],
+ * with no test, for table and lazy windows alike; only where a rank can be used for the first time
+ * (nbr_tgt) is there a test of t->made. An unmade descriptor is zero: size 0 and base NULL fail
+ * every fast path's checks, which then take the full path, and that makes it. Made under the big
+ * lock, as every entry point runs. */
 typedef struct {
     int pid;
-    uint32_t zero;
+    int disp_unit;       /* its own (lazy windows whose ranks' sizes or disp_units differ) */
     uint64_t inc;        /* its control block's incarnation for this window */
     nbr_arena_ref_t ctl; /* its control block, with the header line before it (arena.c) */
+    MPI_Aint size;       /* its memory's bytes (at most the stride) */
 } nbr_dirent_t;
 /* MPI_Win_create on one node (lazy): every rank's memory is its own, so its descriptor cannot be
  * computed; it is looked up on demand in a directory of one entry per rank that rank 0 allocates

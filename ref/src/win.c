@@ -11,7 +11,8 @@
  * short, even with more ranks than cores).
  *
  * Memory: MPI_Win_allocate takes one symmetric node-shared object (symheap.c) or, with unequal
- * sizes, the vendor's MPI_Win_allocate_shared, like MPI_Win_allocate_shared itself; every rank of
+ * sizes, the vendor's MPI_Win_allocate_shared, like MPI_Win_allocate_shared itself (unless lazy
+ * metadata is asked for: then symmetric with the largest stride, try_symmetric); every rank of
  * the node loads and stores its peers' segments directly. MPI_Win_create and dynamic windows
  * expose private memory that peers reach with CMA (process_vm_readv/writev); the process allows
  * that (PR_SET_PTRACER) only while such a window exists. An MPI_Win_create window over memory
@@ -773,7 +774,11 @@ static int win_setup(nbr_win_t *w, MPI_Comm comm, int want_lazy)
         mine.inc = __atomic_add_fetch(&h->inc, 1, __ATOMIC_RELEASE);
         w->ctl = c;
         if (w->sym) /* my entry of the symmetric segment's directory (lazy peers read it) */
-            nbr_sym_dir(w)[w->rank] = (nbr_dirent_t){mine.pid, 0, mine.inc, mine.ctl};
+            nbr_sym_dir(w)[w->rank] = (nbr_dirent_t){.pid = mine.pid,
+                                                     .disp_unit = mine.disp_unit,
+                                                     .inc = mine.inc,
+                                                     .ctl = mine.ctl,
+                                                     .size = mine.size};
     }
     /* A one-node create window where some rank asks for lazy metadata: rank 0's directory. */
     const int create1 = w->flavor == MPI_WIN_FLAVOR_CREATE && !w->nremote;
@@ -1045,11 +1050,12 @@ void nbr_tgt_make(nbr_win_t *w, int r)
              * now (out of mappings or memory), CMA reaches it: every rank of a window with a
              * directory allows it (win_setup). */
             t->base = nbr_mem_map(d->pid, &d->mem, d->size, &t->mem_map, &t->mem_map_len);
-    } else {
-        t->base = (unsigned char *)w->sym + (size_t)r * w->sym_stride;
-        t->addr = (MPI_Aint)(uintptr_t)t->base;
-        t->size = w->bytes;
-        t->disp_unit = w->disp_unit;
+    } else { /* symmetric: at r's stride, its size and disp_unit from its directory entry */
+        const nbr_dirent_t *d = &nbr_sym_dir(w)[r];
+        t->size = d->size;
+        t->disp_unit = d->disp_unit;
+        t->base = d->size > 0 ? (unsigned char *)w->sym + (size_t)r * w->sym_stride : NULL;
+        t->addr = (MPI_Aint)(uintptr_t)((unsigned char *)w->sym + (size_t)r * w->sym_stride);
     }
     t->net = NBR_NET_SHM;
     t->wrank = -1; /* remote pairs only */
@@ -1254,19 +1260,41 @@ static int check_args(MPI_Comm comm, const char *call, MPI_Aint size, int disp_u
     return MPI_SUCCESS;
 }
 
-/* Symmetric allocation (symheap.c) when every rank asks for the same size and disp_unit. Returns
- * 1 with the window's memory set, 0 to use separate segments, -1 on error (rc). */
-static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, MPI_Comm comm, int *rc)
+/* Symmetric allocation (symheap.c) when every rank asks for the same size and disp_unit — or,
+ * when some rank wants lazy metadata (NBRMA_META / nbrma_meta; 004 §III-B), for sizes and
+ * disp_units that differ: the stride is then the largest size, each rank's own size and
+ * disp_unit go into the segment's directory, and the layout is taken only when it reserves at
+ * most twice the bytes asked for (plus alignment), since a rank's unused stride is shared
+ * memory too (tmpfs backs only the pages written, but the address space and the object's size
+ * count). Returns 1 with the window's memory set, 0 to use separate segments, -1 on error. */
+static int try_symmetric(nbr_win_t *w, MPI_Aint size, int disp_unit, int want_lazy, MPI_Comm comm,
+                         int *rc)
 {
-    long v[4] = {(long)size, -(long)size, disp_unit, -(long)disp_unit};
+    long v[5] = {(long)size, -(long)size, disp_unit, -(long)disp_unit, want_lazy != 0};
     MPI_Request r;
     *rc = MPI_SUCCESS;
     if (!nbr_cfg.SYMMETRIC ||
-        PMPI_Iallreduce(MPI_IN_PLACE, v, 4, MPI_LONG, MPI_MAX, comm, &r) != MPI_SUCCESS ||
-        nbr_wait_req(&r) != MPI_SUCCESS || v[0] != -v[1] || v[2] != -v[3] || v[0] == 0)
+        PMPI_Iallreduce(MPI_IN_PLACE, v, 5, MPI_LONG, MPI_MAX, comm, &r) != MPI_SUCCESS ||
+        nbr_wait_req(&r) != MPI_SUCCESS || v[0] == 0)
         return 0;
     int n = w->size, me = w->rank;
+    const int same = v[0] == -v[1] && v[2] == -v[3];
+    if (!same && !v[4])
+        return 0;
+    size = (MPI_Aint)v[0]; /* the largest: every rank computes the same layout from here */
     size_t align = size >= 4096 ? 4096 : NBR_CACHELINE, stride, total;
+    if (!same) {
+        /* Unequal: the bytes asked for, each rank's rounded up to the alignment (summed as
+         * doubles: P sizes near MPI_Aint's limit cannot overflow; the bound is a heuristic). */
+        double mine = (double)(((size_t)w->bytes + align - 1) & ~(align - 1)), sum = 0;
+        if (PMPI_Iallreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, comm, &r) != MPI_SUCCESS ||
+            nbr_wait_req(&r) != MPI_SUCCESS)
+            return 0;
+        size_t st = ((size_t)size + align - 1) & ~(align - 1);
+        if (__builtin_mul_overflow(st, (size_t)n, &total) ||
+            (double)total > 2 * sum + (double)n * (double)align)
+            return 0;
+    }
     /* Every rank computes the same (size and n agree), so all refuse together. An object larger
      * than MPI_Aint can describe could never be addressed by target_disp either. */
     if (__builtin_add_overflow((size_t)size, align - 1, &stride) ||
@@ -1376,7 +1404,7 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
     }
     int sym = 0;
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote &&
-        (sym = try_symmetric(w, size, disp_unit, comm, &rc)) < 0) {
+        (sym = try_symmetric(w, size, disp_unit, sched.meta_lazy, comm, &rc)) < 0) {
         char why[160];
         snprintf(why, sizeof why,
                  "size %ld bytes on each of %d ranks exceeds what one address space can hold",
@@ -1392,12 +1420,13 @@ static int create_window(int flavor, void *base, MPI_Aint size, int disp_unit, M
              !(flavor == MPI_WIN_FLAVOR_CREATE && !w->nremote))
         fprintf(stderr,
                 "libnbrma: %s keeps a descriptor table (nbrma_meta=lazy applies to "
-                "MPI_Win_create on one node and MPI_Win_allocate on one node with the same size "
-                "and disp_unit on every rank%s)\n",
+                "MPI_Win_create on one node and MPI_Win_allocate on one node in a symmetric "
+                "segment%s)\n",
                 call,
                 flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->nremote
-                    ? "; here the sizes or disp_units differ, NBRMA_SYMMETRIC=0, or no common "
-                      "address was found"
+                    ? "; here the sizes differ so much that a stride of the largest would reserve "
+                      "over twice the bytes asked for, NBRMA_SYMMETRIC=0, or no common address "
+                      "was found"
                     : "");
     if (flavor == MPI_WIN_FLAVOR_SHARED ||
         (flavor == MPI_WIN_FLAVOR_ALLOCATE && !sym && !w->nremote))

@@ -2,12 +2,14 @@
  * win.c, nbr.h's nbr_tgt).
  *
  * 1. The info key: MPI_Win_get_info reports the layout in force — lazy for MPI_Win_allocate on
- *    one node with one size and disp_unit and for MPI_Win_create on one node (a directory that
- *    rank 0 holds), table by default and for allocate with sizes that differ; a bad value is
- *    refused with MPI_ERR_INFO_VALUE at creation and in MPI_Win_set_info, which cannot switch
- *    the layout; a bad NBRMA_META with MPI_ERR_ARG.
- * Then for each lazy kind — MPI_Win_allocate (symmetric), MPI_Win_create over malloc memory
- * (CMA) and over MPI_Alloc_mem memory (mapped when first used):
+ *    one node (symmetric: sizes and disp_units that differ too, the stride the largest size)
+ *    and for MPI_Win_create on one node (a directory that rank 0 holds); table by default and
+ *    for allocate whose sizes differ so much that the largest stride would reserve over twice
+ *    the bytes asked for; a bad value is refused with MPI_ERR_INFO_VALUE at creation and in
+ *    MPI_Win_set_info, which cannot switch the layout; a bad NBRMA_META with MPI_ERR_ARG.
+ * Then for each lazy kind — MPI_Win_allocate (symmetric), the same with a size per rank
+ * (4 + P + rank longs), MPI_Win_create over malloc memory (CMA) and over MPI_Alloc_mem memory
+ * (mapped when first used):
  * 2. Descriptors are made on first use: a fresh lazy window has made rank 0's and its own only
  *    (its made flags and count), and MPIX_Win_get_stats counts the pages they backed; a table
  *    window holds P descriptors.
@@ -16,7 +18,9 @@
  *    is rank 0's, counted there: P entries.
  * 4. Epochs of every kind between neighbours (fence, PSCW, lock, lock_all) move the right data
  *    and make exactly the neighbours' descriptors: the fence's scan of every peer makes none.
- * 5. Every rank puts to every rank: P descriptors, every value in place.
+ * 5. Every rank puts to every rank: P descriptors, every value in place. With sizes per rank:
+ *    every descriptor has its rank's size, a put to each rank's last element lands and one just
+ *    past it is refused with MPI_ERR_RMA_RANGE.
  * 6. Freeing the windows returns every byte they counted (the process's gauge).
  * (tap_ok is collective: a point fails when it fails on any rank.) */
 #include <stdio.h>
@@ -29,13 +33,19 @@
 #include "tap.h"
 #include "win_stats.h"
 
-enum { K_ALLOCATE, K_CREATE, K_ALLOCMEM, K_N };
-static const char *kname[K_N] = {"MPI_Win_allocate", "MPI_Win_create (malloc)",
-                                 "MPI_Win_create (MPI_Alloc_mem)"};
+enum { K_ALLOCATE, K_UNEQUAL, K_CREATE, K_ALLOCMEM, K_N };
+static const char *kname[K_N] = {"MPI_Win_allocate", "MPI_Win_allocate (a size per rank)",
+                                 "MPI_Win_create (malloc)", "MPI_Win_create (MPI_Alloc_mem)"};
 
-/* A window of n longs, zeroed, of the kind's flavor; *base is what unmake frees. */
+/* A window of n longs (K_UNEQUAL: n + its rank in comm), zeroed, of the kind's flavor; *base is
+ * what unmake frees. */
 static MPI_Win make_kind(int kind, const char *meta, MPI_Aint n, MPI_Comm comm, long **base)
 {
+    if (kind == K_UNEQUAL) {
+        int r;
+        MPI_Comm_rank(comm, &r);
+        n += r;
+    }
     MPI_Info info;
     MPI_Info_create(&info);
     if (meta)
@@ -43,7 +53,7 @@ static MPI_Win make_kind(int kind, const char *meta, MPI_Aint n, MPI_Comm comm, 
     MPI_Win win = MPI_WIN_NULL;
     MPI_Aint bytes = n * (MPI_Aint)sizeof(long);
     int rc = MPI_ERR_OTHER;
-    if (kind == K_ALLOCATE)
+    if (kind == K_ALLOCATE || kind == K_UNEQUAL)
         rc = MPI_Win_allocate(bytes, sizeof(long), info, comm, base, &win);
     else if ((kind == K_CREATE && (*base = malloc((size_t)bytes))) ||
              (kind == K_ALLOCMEM && MPI_Alloc_mem(bytes, MPI_INFO_NULL, base) == MPI_SUCCESS))
@@ -113,8 +123,9 @@ static void kind_points(int kind, int me, int p)
     MPI_Win wh = make_kind(kind, "lazy", 4 + p, half, &hb);
     MPIX_Win_stats sl = win_stats(wl), sh = win_stats(wh);
     long long big = sl.meta.bytes - sl.ctl_bytes, small = sh.meta.bytes - sh.ctl_bytes;
-    long long dir = kind == K_ALLOCATE || me != 0 ? 0 : (p - hn) * (long long)sizeof(nbr_cdirent_t);
-    int cmp = hn == 2 && (me % 2 == 1 || (me == 0 && kind != K_ALLOCATE));
+    const int sym = kind == K_ALLOCATE || kind == K_UNEQUAL;
+    long long dir = sym || me != 0 ? 0 : (p - hn) * (long long)sizeof(nbr_cdirent_t);
+    int cmp = hn == 2 && (me % 2 == 1 || (me == 0 && !sym));
     tap_ok(!cmp || big - small == dir,
            "%s: lazy metadata outside the control block: %lld bytes at P = %d, %lld at P = %d "
            "(rank 0's create directory: %lld more; the table's: %lld at P = %d)",
@@ -196,6 +207,27 @@ static void kind_points(int kind, int me, int p)
            k, p, m2, kind == K_CREATE ? "reached with CMA" : "mapped");
     tap_ok(win_stats(wl).peers[MPIX_NBRMA_TP_SHM] == p,
            "%s: the lazy window still counts its %d pairs on this node", k, p);
+    if (kind == K_UNEQUAL) { /* each rank's own size, from the directory */
+        int sizes_ok = 1, last_ok = 1, past_ok = 1;
+        for (int r = 0; r < p; r++)
+            sizes_ok &= w->t[r].size == (4 + p + r) * (MPI_Aint)sizeof(long) &&
+                        w->t[r].disp_unit == (int)sizeof(long);
+        MPI_Win_set_errhandler(wl, MPI_ERRORS_RETURN);
+        MPI_Win_fence(0, wl);
+        long v = -1 - me;
+        int right = (me + 1) % p;
+        MPI_Put(&v, 1, MPI_LONG, right, 4 + p + right - 1, 1, MPI_LONG, wl);
+        int rc = MPI_Put(&v, 1, MPI_LONG, right, 4 + p + right, 1, MPI_LONG, wl), cls = -1;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        past_ok = cls == MPI_ERR_RMA_RANGE;
+        MPI_Win_fence(0, wl);
+        last_ok = lb[4 + p + me - 1] == -1 - (me + p - 1) % p;
+        tap_ok(sizes_ok && last_ok && past_ok,
+               "%s: every descriptor has its rank's size; a put to the neighbour's last element "
+               "lands (%s), one just past it is refused with MPI_ERR_RMA_RANGE (class %d)",
+               k, last_ok ? "yes" : "no", cls);
+    }
     unmake(kind, &wl, lb);
     unmake(kind, &wt, tb);
 }
@@ -209,7 +241,7 @@ int main(int argc, char **argv)
     int me, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    tap_plan(3 + 5 * K_N + 1);
+    tap_plan(3 + 5 * K_N + 1 + 1);
     long *wb;
     MPI_Win witness = make("table", 1, MPI_COMM_WORLD, &wb);
     long long before = win_stats(witness).proc_windows.bytes;
@@ -225,12 +257,20 @@ int main(int argc, char **argv)
     MPI_Win_create(cb, p * (MPI_Aint)sizeof(long), sizeof(long), li, MPI_COMM_WORLD, &wc);
     MPI_Win_create(cb, p * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
                    &wct);
-    MPI_Win_allocate((me + 1) * (MPI_Aint)sizeof(long), sizeof(long), li, MPI_COMM_WORLD, &ub, &wu);
+    MPI_Win_allocate((me + 1) * (MPI_Aint)sizeof(long), me % 2 ? 1 : (int)sizeof(long), li,
+                     MPI_COMM_WORLD, &ub, &wu);
+    /* rank 0 asks 1 MiB, the others 8 bytes: a stride of 1 MiB each would reserve P MiB */
+    long *vb;
+    MPI_Win wv;
+    MPI_Win_allocate(me == 0 ? 1 << 20 : 8, 8, li, MPI_COMM_WORLD, &vb, &wv);
     tap_ok(win_info_is(wl, "nbrma_meta", "lazy") && win_info_is(wt, "nbrma_meta", "table") &&
                win_info_is(wc, "nbrma_meta", "lazy") && win_info_is(wct, "nbrma_meta", "table") &&
-               win_info_is(wu, "nbrma_meta", "table"),
-           "nbrma_meta: lazy in force for MPI_Win_allocate with one size and for MPI_Win_create "
-           "on one node, table by default and for allocate with sizes that differ");
+               win_info_is(wu, "nbrma_meta", "lazy") &&
+               win_info_is(wv, "nbrma_meta", p >= 3 ? "table" : "lazy"),
+           "nbrma_meta: lazy in force for MPI_Win_allocate (sizes and disp_units per rank too) "
+           "and for MPI_Win_create on one node; table by default and for allocate whose largest "
+           "size is over twice the average");
+    MPI_Win_free(&wv);
     MPI_Win_free(&wu);
     MPI_Win_free(&wct);
     MPI_Win_free(&wc);
