@@ -675,7 +675,7 @@ def fig_f2(own, every):
 
 
 F3_SHAPES = ["create_same", "create_diff", "allocate_same", "allocate_diff", "allocate_lazy",
-             "create_lazy", "create_lazy_rest"]
+             "allocate_diff_lazy", "create_lazy", "create_lazy_rest"]
 F3_SCALES = [2048, 100000]
 
 

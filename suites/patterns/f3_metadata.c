@@ -7,7 +7,8 @@
  * per case: MPI_Win_create or MPI_Win_allocate (4 KiB), with the same disp_unit on every rank or
  * a different one (rank + 1), and MPI_Win_allocate and MPI_Win_create with nbrma_meta=lazy (F3's
  * O(1) layout: descriptors made on first use, win.c; a create window's are looked up in a
- * directory that rank 0 holds), and reads MPIX_Win_get_stats before freeing it. Counters
+ * directory that rank 0 holds) — allocate_diff_lazy too, the disp_unit per rank in the symmetric
+ * segment's directory, where 004 keeps O(P) — and reads MPIX_Win_get_stats before freeing it. Counters
  * (the largest across ranks; counters at the allocation sites, not a model): meta_bytes, the
  * window's metadata in the process (object, per-peer descriptors, engine queues, control block);
  * meta_bytes_rest, the same without rank 0 (which holds create_lazy's directory);
@@ -32,19 +33,24 @@ enum {
     S_ALLOCATE_DIFF,
     S_ALLOCATE_LAZY,
     S_CREATE_LAZY,
+    S_ALLOCATE_DIFF_LAZY,
     S_N
 };
 static const char *const shape[S_N] = {"create_same",   "create_diff",   "allocate_same",
-                                       "allocate_diff", "allocate_lazy", "create_lazy"};
+                                       "allocate_diff", "allocate_lazy", "create_lazy",
+                                       "allocate_diff_lazy"};
 
 static int is_lazy(int op)
 {
-    return op == S_ALLOCATE_LAZY || op == S_CREATE_LAZY;
+    return op == S_ALLOCATE_LAZY || op == S_CREATE_LAZY || op == S_ALLOCATE_DIFF_LAZY;
 }
 
 static int make(const nbh_case_t *c, void *mem, MPI_Win *w, long **base)
 {
-    const int du = (c->op == S_CREATE_DIFF || c->op == S_ALLOCATE_DIFF) ? c->ctx->rank + 1 : 8;
+    const int du = (c->op == S_CREATE_DIFF || c->op == S_ALLOCATE_DIFF ||
+                    c->op == S_ALLOCATE_DIFF_LAZY)
+                       ? c->ctx->rank + 1
+                       : 8;
     const int create = c->op == S_CREATE_SAME || c->op == S_CREATE_DIFF || c->op == S_CREATE_LAZY;
     *base = mem;
     /* 004's O(1) case: no descriptor until a peer is used (nbrma_meta=lazy; one node only, else
