@@ -115,12 +115,20 @@ static void kind_points(int kind, int me, int p)
 
     /* 3. O(1): beside a lazy window of 2 ranks (ranks 2k, 2k+1; compared where neither window
      *    put rank 0 and itself in one descriptor); a create window's directory is rank 0's */
+    /* One half at a time: Open MPI 4.1.4 names a window's shared segment after host, job and
+     * context id, which the two halves share, so their windows created (or freed) at the same
+     * time collide and the creation fails (win_disjoint, a known vendor failure, reports it). */
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, me / 2, me, &half);
     int hn;
     MPI_Comm_size(half, &hn);
-    long *hb;
-    MPI_Win wh = make_kind(kind, "lazy", 4 + p, half, &hb);
+    long *hb = NULL;
+    MPI_Win wh = MPI_WIN_NULL;
+    for (int turn = 0; turn < (p + 1) / 2; turn++) {
+        if (me / 2 == turn)
+            wh = make_kind(kind, "lazy", 4 + p, half, &hb);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     MPIX_Win_stats sl = win_stats(wl), sh = win_stats(wh);
     long long big = sl.meta.bytes - sl.ctl_bytes, small = sh.meta.bytes - sh.ctl_bytes;
     const int sym = kind == K_ALLOCATE || kind == K_UNEQUAL;
@@ -130,7 +138,11 @@ static void kind_points(int kind, int me, int p)
            "%s: lazy metadata outside the control block: %lld bytes at P = %d, %lld at P = %d "
            "(rank 0's create directory: %lld more; the table's: %lld at P = %d)",
            k, big, p, small, hn, dir, st.meta.bytes - st.ctl_bytes, p);
-    unmake(kind, &wh, hb);
+    for (int turn = 0; turn < (p + 1) / 2; turn++) {
+        if (me / 2 == turn)
+            unmake(kind, &wh, hb);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     MPI_Comm_free(&half);
 
     /* 4. every kind of epoch toward the right neighbour, the same on both windows */
