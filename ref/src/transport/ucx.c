@@ -1006,7 +1006,7 @@ static int ucx_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const voi
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     uint64_t ra = p->wbase + (uint64_t)off;
     if (!w->acc_native || (n != 4 && n != 8) || !p->wkey || ra % n) {
-        if (nbr_acc_hw(w, r) && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || p->wkey))
+        if (hw_takes(w, r, MPI_BYTE))
             return hw_acc(w, r, off, MPI_REPLACE, MPI_BYTE, val, cmp, result, n);
         return nbr_am_cas(w, r, off, val, cmp, result, n);
     }
