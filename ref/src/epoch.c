@@ -634,11 +634,6 @@ static void flushes_check(nbr_win_t *w, int rank)
     }
 }
 
-int nbr_flush_nothing_recorded(nbr_win_t *w, int rank)
-{
-    return oldest_pending(w, rank) > w->age;
-}
-
 nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc)
 {
     *rc = MPI_SUCCESS;

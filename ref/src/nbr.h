@@ -789,8 +789,15 @@ nbr_epoch_t *nbr_access_epoch(nbr_win_t *w, int rank);
  * once), else the request that completes when those calls are carried out (rc on failure). */
 nbr_req_t *nbr_flush_start(nbr_win_t *w, int rank, nbr_req_t *req, int *rc);
 /* No recorded call toward rank (or any) waits to be carried out: a flush waits for remote
- * completions only. */
-int nbr_flush_nothing_recorded(nbr_win_t *w, int rank);
+ * completions only. Inline: MPI_Win_flush's fast path across nodes asks it (epoch.c's
+ * oldest_pending, the same lists). */
+static inline int nbr_flush_nothing_recorded(const nbr_win_t *w, int rank)
+{
+    if (rank == NBR_FLUSH_ALL)
+        return !w->rec_head || w->rec_head->first_age > w->age;
+    const nbr_peer_q_t *q = w->t[rank].q;
+    return !q || !q->run_head || q->run_head->age > w->age;
+}
 long nbr_pending_calls(nbr_win_t *w, int rank); /* recorded calls toward rank (tests; O(n)) */
 /* Leave the engine's lists: nothing of the window is pending (MPI_Win_free). */
 void nbr_win_engine_detach(nbr_win_t *w);

@@ -304,21 +304,6 @@ fast_range(nbr_win_t *w, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp, i
     return t;
 }
 
-/* The common case of paper 001 §2.4: fast_range's, toward mapped target memory, in an open epoch.
- * Returns 1 when it moved the data, 0 to take the full path. */
-static inline __attribute__((always_inline)) int put_get_fast(nbr_win_t *w, int write, void *obuf,
-                                                              int ocount, MPI_Datatype ot, int rank,
-                                                              MPI_Aint disp, int tcount,
-                                                              MPI_Datatype tt)
-{
-    MPI_Aint off, n;
-    nbr_target_t *t = fast_range(w, ocount, ot, rank, disp, tcount, tt, &off, &n);
-    if (!t || !t->base || n >= w->sched_th || !may_access(w, rank))
-        return 0;
-    write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
-    return 1;
-}
-
 /* The scheduler of 002 §4 (epoch.c): in a ready epoch, a Put or Get of at least th bytes toward
  * a node peer or self (an iR) is held for the closing call or a flush, so that its copy runs while
  * the epoch's inter-node transfers (IR, issued in their calls) are in flight. Smaller ones (ir)
@@ -343,37 +328,51 @@ static inline int issue_queues(const nbr_win_t *w)
     return w->issue_delayed && !w->replaying;
 }
 
-/* The same common case toward another node (paper 001 §2.4's fast path, carried to a transport):
- * fast_range's, in an open epoch, with eager issue. The data goes straight to the pair's
- * transport (one UCP put or get over ucx), skipping the type table, the general argument checks
- * and the walk: a quarter of the instructions of a put + flush across nodes
- * (docs/ref-internals.md, "Fast paths across nodes"). Called inside the entry point (the big lock
- * is held when a progress thread runs). Returns 1 when the transport took the call (its result in
- * *rc), 0 to take the full path. */
-static inline __attribute__((always_inline)) int put_get_tp_fast(nbr_win_t *w, int write,
-                                                                 void *obuf, int ocount,
-                                                                 MPI_Datatype ot, int rank,
-                                                                 MPI_Aint disp, int tcount,
-                                                                 MPI_Datatype tt, int *rc)
+/* The common case of paper 001 §2.4, and the same toward another node (001 §2.4's fast path,
+ * carried to a transport): fast_range's checks, once, then
+ *  - toward mapped target memory (a node peer, self) in an open epoch: one memcpy;
+ *  - toward another node, in an open epoch, with eager issue: straight to the pair's transport
+ *    (one UCP put or get over ucx, called directly), skipping the type table, the general
+ *    argument checks and the walk (docs/ref-internals.md, "Fast paths across nodes").
+ * Inlined into each entry point, inside the big lock when one is taken (a progress thread runs).
+ * Returns 1 when it took the call (its result in *rc), 0 to take the full path. */
+static inline __attribute__((always_inline)) int rw_fast(nbr_win_t *w, int write, void *obuf,
+                                                         int ocount, MPI_Datatype ot, int rank,
+                                                         MPI_Aint disp, int tcount, MPI_Datatype tt,
+                                                         int *rc)
 {
     MPI_Aint off, n;
     nbr_target_t *t = fast_range(w, ocount, ot, rank, disp, tcount, tt, &off, &n);
-    if (!t || !nbr_tp_remote(t) || n == 0 || issue_queues(w) || !(w->all_direct || t->direct))
+    if (!t)
+        return 0;
+    if (t->base) {
+        if (n >= w->sched_th || !may_access(w, rank))
+            return 0;
+        write ? memcpy(t->base + off, obuf, (size_t)n) : memcpy(obuf, t->base + off, (size_t)n);
+        *rc = MPI_SUCCESS;
+        return 1;
+    }
+    if (!nbr_tp_remote(t) || n == 0 || issue_queues(w) || !(w->all_direct || t->direct))
         return 0;
     w->epoch_ops += !w->replaying; /* may_access's count */
+#if NBR_HAVE_UCX
+    if (NBR_LIKELY(t->net == NBR_NET_UCX)) {
+        *rc = nbr_ucx_rw(w, rank, off, obuf, (size_t)n, write);
+        return 1;
+    }
+#endif
     const nbr_tp_ops_t *tp = nbr_tp_table[t->net];
     *rc = write ? tp->put(w, rank, off, obuf, (size_t)n) : tp->get(w, rank, off, obuf, (size_t)n);
     return 1;
 }
 
-static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Datatype ot, int rank,
-                   MPI_Aint disp, int tcount, MPI_Datatype tt, nbr_win_t *w)
+/* Put and Get past the fast paths: every argument checked, held or recorded calls, the walk. */
+static __attribute__((noinline)) int put_get_full(const char *call, int write, void *obuf,
+                                                  int ocount, MPI_Datatype ot, int rank,
+                                                  MPI_Aint disp, int tcount, MPI_Datatype tt,
+                                                  nbr_win_t *w)
 {
-    if (NBR_LIKELY(put_get_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt)))
-        return MPI_SUCCESS;
     int rc;
-    if (w->nremote && put_get_tp_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt, &rc))
-        return rc;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (NBR_UNLIKELY(ocount < 0 || tcount < 0))
@@ -405,6 +404,17 @@ static int put_get(const char *call, int write, void *obuf, int ocount, MPI_Data
                                       .call = call,
                                       .held = (unsigned char)held});
     return move(w, call, write, obuf, ocount, od, rank, off, tcount, td);
+}
+
+static inline __attribute__((always_inline)) int put_get(const char *call, int write, void *obuf,
+                                                         int ocount, MPI_Datatype ot, int rank,
+                                                         MPI_Aint disp, int tcount, MPI_Datatype tt,
+                                                         nbr_win_t *w)
+{
+    int rc;
+    if (NBR_LIKELY(rw_fast(w, write, obuf, ocount, ot, rank, disp, tcount, tt, &rc)))
+        return rc;
+    return put_get_full(call, write, obuf, ocount, ot, rank, disp, tcount, tt, w);
 }
 
 /* ---- accumulate family ----------------------------------------------------------------------- */
@@ -750,9 +760,17 @@ static inline int acc_tp_fast(nbr_win_t *w, nbr_target_t *t, const nbr_dtype_t *
         !(w->all_direct || t->direct))
         return 0;
     const nbr_tp_ops_t *tp = nbr_tp_table[t->net];
-    if (tp->acc == nbr_am_acc || !nbr_op_atomic_native(op, d->basic))
+    int s;
+    if (tp->acc == nbr_am_acc || !(s = nbr_op_atomic_native(op, d->basic)))
         return 0;
     w->epoch_ops += !w->replaying; /* may_access's count */
+#if NBR_HAVE_UCX
+    if (NBR_LIKELY(t->net == NBR_NET_UCX)) {
+        *rc = nbr_ucx_acc_fast(w, rank, off, op, d->basic, s, op == MPI_NO_OP ? NULL : obuf, rbuf,
+                               (size_t)n);
+        return 1;
+    }
+#endif
     *rc = tp->acc(w, rank, off, op, d->basic, op == MPI_NO_OP ? NULL : obuf, rbuf, (size_t)n);
     return 1;
 }
@@ -764,8 +782,10 @@ static inline int acc_tp_fast(nbr_win_t *w, nbr_target_t *t, const nbr_dtype_t *
  * the old contents (Get_accumulate, Fetch_and_op) or is NULL. Returns 1 when done (*rc its
  * result: a transport's error across nodes), 0 to take the full path (which reports every
  * error). */
-static inline int acc_fast(nbr_win_t *w, const void *obuf, void *rbuf, int count, MPI_Datatype type,
-                           int rank, MPI_Aint disp, MPI_Op op, int *rc)
+static inline __attribute__((always_inline)) int acc_fast(nbr_win_t *w, const void *obuf,
+                                                          void *rbuf, int count, MPI_Datatype type,
+                                                          int rank, MPI_Aint disp, MPI_Op op,
+                                                          int *rc)
 {
     const nbr_dtype_t *d = pre_lookup(type);
     if (!d || (unsigned)rank >= (unsigned)w->size || disp < 0 || count < 0 ||
@@ -985,16 +1005,14 @@ int nbr_rma_exec(nbr_win_t *w, const nbr_rec_t *r)
 
 /* ---- entry points ---------------------------------------------------------------------------- */
 
-/* Put and Get try the fast path first, outside the big lock (taken only with a progress thread). */
+/* Put and Get: the fast paths first (rw_fast), inside the big lock when one is taken (only with a
+ * progress thread or MPI_THREAD_MULTIPLE). */
 NBR_API int MPI_Put(const void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
                     int tcount, MPI_Datatype tt, MPI_Win win)
 {
     nbr_win_t *w = nbr_win_find(win);
     if (!w)
         return PMPI_Put(obuf, ocount, ot, rank, disp, tcount, tt, win);
-    if (NBR_LIKELY(!nbr_locking &&
-                   put_get_fast(w, 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt)))
-        return MPI_SUCCESS;
     NBR_ENTER();
     int rc = put_get("MPI_Put", 1, (void *)obuf, ocount, ot, rank, disp, tcount, tt, w);
     NBR_LEAVE();
@@ -1007,8 +1025,6 @@ NBR_API int MPI_Get(void *obuf, int ocount, MPI_Datatype ot, int rank, MPI_Aint 
     nbr_win_t *w = nbr_win_find(win);
     if (!w)
         return PMPI_Get(obuf, ocount, ot, rank, disp, tcount, tt, win);
-    if (NBR_LIKELY(!nbr_locking && put_get_fast(w, 0, obuf, ocount, ot, rank, disp, tcount, tt)))
-        return MPI_SUCCESS;
     NBR_ENTER();
     int rc = put_get("MPI_Get", 0, obuf, ocount, ot, rank, disp, tcount, tt, w);
     NBR_LEAVE();

@@ -698,9 +698,46 @@ NBR_API int MPIX_Win_iunlock_all(MPI_Win win, MPI_Request *request)
     NBR_NB_ENTRY("MPIX_Win_iunlock_all", iunlock_all(w, "MPIX_Win_iunlock_all", request));
 }
 
+/* MPI_Win_flush toward one rank of another node with nothing recorded or held toward it (iflush's
+ * first branch), inlined into the entry point: the pair's RDMA flush is started directly (no ops
+ * table) and, when it completes in its call (memory the origin maps), nothing else runs. No
+ * fence: every operation of this epoch toward the rank went through its transport, whose flush
+ * is their completion (UCX's own ordering: its shared-memory flush fences the stores it made);
+ * the fence of iflush orders this process's copies into node peers' memory, and a flush toward
+ * one rank of another node made none. docs/ref-internals.md, "Fast paths across nodes". Returns
+ * 1 when it took the call (its result in *rc), 0 for iflush. */
+static inline __attribute__((always_inline)) int flush_fast(nbr_win_t *w, int rank, int *rc)
+{
+    if (NBR_LIKELY(!w->nremote) || (unsigned)rank >= (unsigned)w->size)
+        return 0;
+    nbr_target_t *t = &w->t[rank];
+    if (!nbr_tp_remote(t) || !(w->all_ep || t->lock_ep) || w->held_head ||
+        !nbr_flush_nothing_recorded(w, rank))
+        return 0;
+#if NBR_HAVE_UCX
+    if (t->net == NBR_NET_UCX && nbr_tp_out(w, rank) != 0)
+        nbr_ucx_flush_pair(w, rank);
+#endif
+    if (NBR_LIKELY(nbr_tp_out(w, rank) == 0 && w->tp_err == MPI_SUCCESS)) {
+        *rc = MPI_SUCCESS;
+        return 1;
+    }
+    *rc = flush_remote(w, rank);
+    return 1;
+}
+
 NBR_API int MPI_Win_flush(int rank, MPI_Win win)
 {
-    NBR_SERVE_SYNC(PMPI_Win_flush(rank, win), iflush(w, "MPI_Win_flush", rank, NULL));
+    nbr_win_t *w = nbr_win_find(win);
+    if (!w)
+        return PMPI_Win_flush(rank, win);
+    NBR_ENTER();
+    serve_others();
+    int rc;
+    if (!flush_fast(w, rank, &rc))
+        rc = iflush(w, "MPI_Win_flush", rank, NULL);
+    NBR_LEAVE();
+    return rc;
 }
 
 NBR_API int MPIX_Win_iflush(int rank, MPI_Win win, MPI_Request *request)

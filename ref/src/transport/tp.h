@@ -179,6 +179,16 @@ int nbr_ucx_rkey_serve(nbr_win_t *w, uint64_t addr, void *buf, size_t cap, size_
 #if NBR_HAVE_UCX
 extern const nbr_tp_ops_t nbr_tp_ucx_ops;
 extern int nbr_ucx_on; /* windows with ucx pairs exist, or were created (its worker runs) */
+/* The across-node fast paths (docs/ref-internals.md, "Fast paths across nodes"): a put or get of
+ * n contiguous bytes at byte offset off of a static window's pair r (range checked by the caller),
+ * called by rma.c's rw_fast without the ops table; and the start of pair r's flush, called by
+ * sync.c's flush_fast. Same effects as the table's put, get and flush. */
+int nbr_ucx_rw(nbr_win_t *w, int r, MPI_Aint off, void *buf, size_t n, int write);
+void nbr_ucx_flush_pair(nbr_win_t *w, int r);
+/* rma.c's acc_tp_fast: the table's acc for an (op, basic) pair of a same_op window that UCP's
+ * atomics of s bytes serve (nbr_op_atomic_native's answer, which the caller has). */
+int nbr_ucx_acc_fast(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic, int s,
+                     const void *src, void *result, size_t len);
 #endif
 /* NBRMA_NET for a window whose group spans nodes: NBR_NET_AM or NBR_NET_UCX wanted, "auto"
  * (UCX where it reaches the peer, else am), or -1 and a reason in why. */

@@ -248,7 +248,7 @@ static void op_done(ucx_op_t *o, ucs_status_t st)
     op_release(o);
 }
 
-static void pair_dirty(nbr_win_t *w, int rank)
+static inline void pair_dirty(nbr_win_t *w, int rank)
 {
     ucx_win_t *uw = w->tp;
     ucx_pair_t *p = &uw->pair[rank];
@@ -515,6 +515,38 @@ static int ucx_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
     return xfer(w, r, off, dst, len, 0);
 }
 
+/* rma.c's fast path (tp.h): xfer's plain case in one call, for a static window's bytes that no
+ * request waits for; anything else goes through xfer. */
+int nbr_ucx_rw(nbr_win_t *w, int r, MPI_Aint off, void *buf, size_t n, int write)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    if (NBR_UNLIKELY(!p->wkey || w->op_req || (w->want_req && !w->replaying)))
+        return xfer(w, r, off, buf, n, write);
+    ucp_request_param_t prm = {.op_attr_mask =
+                                   UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                               .cb.send = write ? cb_put_plain : cb_get_plain,
+                               .user_data = p};
+    uint64_t ra = p->wbase + (uint64_t)off;
+    ucs_status_ptr_t s;
+    if (write) {
+        pair_dirty(w, r);
+        nbr_ucx_stats.puts++;
+        nbr_ucx_stats.bytes_put += n;
+        s = ucp_put_nbx(p->ep, buf, n, ra, p->wkey, &prm);
+    } else {
+        nbr_ucx_stats.gets++;
+        nbr_ucx_stats.bytes_got += n;
+        s = ucp_get_nbx(p->ep, buf, n, ra, p->wkey, &prm);
+    }
+    if (NBR_LIKELY(s == NULL))
+        return MPI_SUCCESS;
+    int rc = plain_launched(w, r, s, !write, write ? "a put" : "a get");
+    if (rc != MPI_SUCCESS)
+        return nbr_err(w, "libnbrma (ucx)", rc, "a %s of %zu bytes %s rank %d failed",
+                       write ? "put" : "get", n, write ? "to" : "from", r);
+    return MPI_SUCCESS;
+}
+
 static uint64_t word_addr(const nbr_win_t *w, const ucx_pair_t *p, int word)
 {
     return p->cbase + nbr_ctl_word_off(w->size, word);
@@ -624,8 +656,9 @@ static int ucx_amo(nbr_win_t *w, int r, int word, int op, uint64_t a, uint64_t b
  * Completion: non-fetching atomics count like puts (their flush completes them); fetching ones
  * (and SWAP, which always fetches in UCP) count until their reply is here, which is copied into
  * the caller's result then. */
-static int acc_issue(nbr_win_t *w, int r, ucp_atomic_op_t uop, int s, const void *operand,
-                     const void *swap, void *res, uint64_t ra)
+static inline __attribute__((always_inline)) int acc_issue(nbr_win_t *w, int r, ucp_atomic_op_t uop,
+                                                           int s, const void *operand,
+                                                           const void *swap, void *res, uint64_t ra)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     int fetch = res || uop == UCP_ATOMIC_OP_SWAP || uop == UCP_ATOMIC_OP_CSWAP;
@@ -683,7 +716,7 @@ static int acc_issue(nbr_win_t *w, int r, ucp_atomic_op_t uop, int s, const void
 }
 
 /* Order the n atomics about to be issued toward r after the accumulates still outstanding. */
-static void acc_order(nbr_win_t *w, int r, long n)
+static inline void acc_order(nbr_win_t *w, int r, long n)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     /* accumulate_ordering=none (MPI-3.1 §11.7.2): "no ordering is guaranteed" — no fence. Any
@@ -964,6 +997,30 @@ static int hw_takes(nbr_win_t *w, int r, MPI_Datatype basic)
            nbr_dtype_get(basic, &d) == MPI_SUCCESS && d->size == d->extent;
 }
 
+/* ucx_acc's atomic case: the len / s elements at ra, one UCP atomic each, ordered after the
+ * pair's accumulates still outstanding. */
+static inline int acc_atomics(nbr_win_t *w, int r, MPI_Op op, int s, uint64_t ra, const void *src,
+                              void *result, size_t len)
+{
+    ucp_atomic_op_t uop = op == MPI_SUM       ? UCP_ATOMIC_OP_ADD
+                          : op == MPI_BAND    ? UCP_ATOMIC_OP_AND
+                          : op == MPI_BOR     ? UCP_ATOMIC_OP_OR
+                          : op == MPI_BXOR    ? UCP_ATOMIC_OP_XOR
+                          : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
+                                              : UCP_ATOMIC_OP_ADD; /* MPI_NO_OP: fetch, add 0 */
+    static const uint64_t zero = 0;
+    size_t n = len / (size_t)s;
+    acc_order(w, r, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = acc_issue(w, r, uop, s,
+                           op == MPI_NO_OP ? (const void *)&zero : (const char *)src + i * s, NULL,
+                           result ? (char *)result + i * s : NULL, ra + i * s);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
 static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic,
                    const void *src, void *result, size_t len)
 {
@@ -982,22 +1039,19 @@ static int ucx_acc(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype ba
                    ? hw_acc(w, r, off, op, basic, src, NULL, result, len)
                    : nbr_am_acc(w, r, off, op, basic, src, result, len);
     }
-    ucp_atomic_op_t uop = op == MPI_SUM    ? UCP_ATOMIC_OP_ADD
-                          : op == MPI_BAND ? UCP_ATOMIC_OP_AND
-                          : op == MPI_BOR  ? UCP_ATOMIC_OP_OR
-                          : op == MPI_BXOR ? UCP_ATOMIC_OP_XOR
-                          : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
-                                              : UCP_ATOMIC_OP_ADD; /* MPI_NO_OP: fetch, add 0 */
-    static const uint64_t zero = 0;
-    size_t n = len / (size_t)s;
-    acc_order(w, r, (long)n);
-    for (size_t i = 0; i < n; i++) {
-        int rc = acc_issue(w, r, uop, s, op == MPI_NO_OP ? (const void *)&zero : (const char *)src + i * s,
-                           NULL, result ? (char *)result + i * s : NULL, ra + i * s);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return MPI_SUCCESS;
+    return acc_atomics(w, r, op, s, ra, src, result, len);
+}
+
+/* rma.c's acc_tp_fast (tp.h): ucx_acc for a pair of a same_op window that the caller found
+ * served by UCP atomics of s bytes (nbr_op_atomic_native), without asking op.c again. */
+int nbr_ucx_acc_fast(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype basic, int s,
+                     const void *src, void *result, size_t len)
+{
+    ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
+    uint64_t ra = p->wbase + (uint64_t)off;
+    if (NBR_UNLIKELY(!p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result)))
+        return ucx_acc(w, r, off, op, basic, src, result, len);
+    return acc_atomics(w, r, op, s, ra, src, result, len);
 }
 
 static int ucx_cas(nbr_win_t *w, int r, MPI_Aint off, const void *val, const void *cmp,
@@ -1087,6 +1141,11 @@ static void flush_pair(nbr_win_t *w, int r)
         return;
     }
     (void)launched(o, s);
+}
+
+void nbr_ucx_flush_pair(nbr_win_t *w, int r)
+{
+    flush_pair(w, r);
 }
 
 static void ucx_flush(nbr_win_t *w, int r)
