@@ -861,8 +861,42 @@ int nbr_world_nodes(void);       /* nodes of MPI_COMM_WORLD (win.c), -1 if unkno
 extern int nbr_locking;
 extern int nbr_thread_level; /* what the MPI library provided at initialization */
 int nbr_in_progress_thread(void); /* the caller is the progress thread: no MPI call allowed */
-void nbr_big_lock(void);
-void nbr_big_unlock(void);
+/* The lock's word and this thread's depth (thread.c says how the word works). Taking and letting
+ * go are inline: on the fast paths across nodes every entry point takes the lock, and the two
+ * calls cost ~45 instructions of a put + flush. nbr_big_single: the application calls from one
+ * thread at a time, and its release is a plain store (thread.c); nbr_big_helper: this thread is
+ * the progress thread. */
+extern int nbr_big_word;
+extern _Thread_local int nbr_big_depth __attribute__((tls_model("initial-exec")));
+extern _Thread_local int nbr_big_helper __attribute__((tls_model("initial-exec")));
+extern int nbr_big_single;
+void nbr_big_contended(int c); /* thread.c: wait for a lock found taken */
+void nbr_big_wake(void);       /* thread.c: wake a waiter */
+static inline void nbr_big_take(void)
+{
+    int c = 0;
+    if (NBR_UNLIKELY(!__atomic_compare_exchange_n(&nbr_big_word, &c, 1, 0, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED)))
+        nbr_big_contended(c);
+}
+static inline void nbr_big_give(void)
+{
+    if (NBR_LIKELY(__atomic_load_n(&nbr_big_single, __ATOMIC_RELAXED) && !nbr_big_helper))
+        __atomic_store_n(&nbr_big_word, 0, __ATOMIC_RELEASE);
+    else if (NBR_UNLIKELY(__atomic_exchange_n(&nbr_big_word, 0, __ATOMIC_RELEASE) == 2))
+        nbr_big_wake();
+}
+static inline void nbr_big_lock(void)
+{
+    if (nbr_big_depth++ == 0)
+        nbr_big_take();
+}
+static inline void nbr_big_unlock(void)
+{
+    /* depth 0: nbr_locking was switched on between this thread's NBR_ENTER and NBR_LEAVE */
+    if (nbr_big_depth > 0 && --nbr_big_depth == 0)
+        nbr_big_give();
+}
 /* Around a blocking call of the MPI library (a collective: window creation and free): the big
  * lock let go whole, so another thread's collective that the peers need can run meanwhile. */
 int nbr_big_held(void); /* the calling thread holds the big lock */

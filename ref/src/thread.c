@@ -37,48 +37,78 @@ int nbr_thread_level = MPI_THREAD_SINGLE;
  * one exchange, where pthread_mutex_lock/unlock cost ~110 instructions a pair: every entry point
  * takes it once a progress thread runs (windows across nodes), so a put + flush across nodes paid
  * ~220 for the lock alone. A waiter sleeps in the kernel (no spinning on an oversubscribed core);
- * acquire/release ordering on the word is what ThreadSanitizer sees. */
-static int big;
-static _Thread_local int depth __attribute__((tls_model("initial-exec")));
+ * acquire/release ordering on the word is what ThreadSanitizer sees.
+ *
+ * One caller at a time (nbr_big_single: the application asked for less than
+ * MPI_THREAD_MULTIPLE, so only the progress thread contends with it). Then the application's
+ * release is a plain store instead of the exchange — a locked instruction less per entry point,
+ * 10-15 ns on this machine, two per put + flush across nodes (docs/ref-internals.md, "Fast paths
+ * across nodes"). The exchange exists to see a sleeper (2) and wake it; the only thread that
+ * could sleep on the word while the application holds it is the progress thread, and in this
+ * mode it never sleeps on the word: it polls (nbr_big_contended), so the word is never 2 while
+ * the application holds it — except when the application itself slept and took the lock with
+ * 2, and nobody else sleeps then either. The progress thread's release stays the exchange
+ * (the application may sleep on the word). Under MPI_THREAD_MULTIPLE every thread sleeps and
+ * every release exchanges, as before. */
+int nbr_big_word; /* the futex word */
+_Thread_local int nbr_big_depth __attribute__((tls_model("initial-exec")));
+_Thread_local int nbr_big_helper __attribute__((tls_model("initial-exec")));
+int nbr_big_single;
 
 static void futex_op(int op, int val)
 {
     /* WAKE returns how many it woke; EAGAIN (the word changed before WAIT slept) and EINTR just
      * mean: look again */
-    if (syscall(SYS_futex, &big, op, val, NULL, NULL, 0) < 0 && errno != EAGAIN && errno != EINTR)
+    if (syscall(SYS_futex, &nbr_big_word, op, val, NULL, NULL, 0) < 0 && errno != EAGAIN &&
+        errno != EINTR)
         abort();
 }
 
-static void big_acquire(void)
+static inline void cpu_pause(void)
 {
-    int c = 0;
-    if (NBR_LIKELY(__atomic_compare_exchange_n(&big, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-        return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* The wait of a lock found taken (c: the value the compare-and-swap found). */
+void nbr_big_contended(int c)
+{
+    if (nbr_big_helper && __atomic_load_n(&nbr_big_single, __ATOMIC_RELAXED)) {
+        /* The progress thread beside one application caller: poll, never sleep on the word
+         * (above). Read-only polling, so the holder's cache line stays put; after a short spin
+         * the core goes to others (yields), then naps of 20 us: the application holds the
+         * lock only inside its calls, and while it waits in one it serves other nodes itself
+         * (progress_thread stays out), so a helper that finds it taken is in no hurry. */
+        for (long spins = 0;; spins++) {
+            if (spins < 64) {
+                cpu_pause();
+            } else if (spins < 80) {
+                sched_yield();
+            } else {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL); /* EINTR: early, fine */
+            }
+            c = 0;
+            if (__atomic_load_n(&nbr_big_word, __ATOMIC_RELAXED) == 0 &&
+                __atomic_compare_exchange_n(&nbr_big_word, &c, 1, 0, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED))
+                return;
+        }
+    }
     if (c != 2)
-        c = __atomic_exchange_n(&big, 2, __ATOMIC_ACQUIRE);
+        c = __atomic_exchange_n(&nbr_big_word, 2, __ATOMIC_ACQUIRE);
     while (c != 0) {
         futex_op(FUTEX_WAIT_PRIVATE, 2);
-        c = __atomic_exchange_n(&big, 2, __ATOMIC_ACQUIRE);
+        c = __atomic_exchange_n(&nbr_big_word, 2, __ATOMIC_ACQUIRE);
     }
 }
 
-static void big_drop(void)
+void nbr_big_wake(void)
 {
-    if (NBR_UNLIKELY(__atomic_exchange_n(&big, 0, __ATOMIC_RELEASE) == 2))
-        futex_op(FUTEX_WAKE_PRIVATE, 1);
-}
-
-void nbr_big_lock(void)
-{
-    if (depth++ == 0)
-        big_acquire();
-}
-
-void nbr_big_unlock(void)
-{
-    /* depth 0: nbr_locking was switched on between this thread's NBR_ENTER and NBR_LEAVE */
-    if (depth > 0 && --depth == 0)
-        big_drop();
+    futex_op(FUTEX_WAKE_PRIVATE, 1);
 }
 
 int nbr_relax_mode;
@@ -131,15 +161,15 @@ void nbr_wait_step(long *spins)
 
 int nbr_big_held(void)
 {
-    return depth > 0;
+    return nbr_big_depth > 0;
 }
 
 int nbr_big_release(void)
 {
-    int d = depth;
+    int d = nbr_big_depth;
     if (d) {
-        depth = 0;
-        big_drop();
+        nbr_big_depth = 0;
+        nbr_big_give();
     }
     return d;
 }
@@ -147,8 +177,8 @@ int nbr_big_release(void)
 void nbr_big_reacquire(int d)
 {
     if (d) {
-        big_acquire();
-        depth = d;
+        nbr_big_take();
+        nbr_big_depth = d;
     }
 }
 
@@ -293,6 +323,9 @@ static void thread_init(int provided)
      * progress thread runs — not merely because libnbrma asked for MPI_THREAD_MULTIPLE. */
     if (provided == MPI_THREAD_MULTIPLE && app_level == MPI_THREAD_MULTIPLE)
         nbr_locking = 1;
+    /* Only the progress thread can contend with the application's one caller at a time (the
+     * big lock's comment): before any thread that takes the lock exists. */
+    nbr_big_single = app_level < MPI_THREAD_MULTIPLE;
     vendor_yield_off();
     nbr_progress_init();
     nbr_tp_init();
@@ -397,6 +430,7 @@ static void *progress_thread(void *arg)
 {
     (void)arg;
     nbr_mark_progress_thread();
+    nbr_big_helper = 1; /* polls for the big lock beside one application caller */
     unsigned long seen = 0;
     double hot_until = 0;
     for (;;) {
