@@ -1114,33 +1114,60 @@ static void ucx_notify(nbr_win_t *w, int r, int slot, uint64_t v)
                                         &prm));
 }
 
+/* A flush that UCP returned in flight ends here: its operation object is in the request's own
+ * space (flush_pair put it there; NULL when it could have none). */
+static void cb_flush(void *request, ucs_status_t st, void *user)
+{
+    (void)user;
+    ucx_op_t *o = *(ucx_op_t **)request;
+    ucp_request_free(request);
+    if (o)
+        op_done(o, st);
+    else
+        outstanding--;
+}
+
 /* Complete what is outstanding toward r (or every pair): a flush of each dirty pair's endpoint
- * covers its puts and non-fetching atomics issued so far. */
+ * covers its puts and non-fetching atomics issued so far. Most flushes complete in their call
+ * (memory the origin maps) and need no operation object: one is taken only for a flush UCP
+ * returns in flight, and goes into the request's own space (the context's request_size) before
+ * any progress can end it (~35 instructions of a put + flush). */
 static void flush_pair(nbr_win_t *w, int r)
 {
     ucx_win_t *uw = w->tp;
     ucx_pair_t *p = &uw->pair[r];
     if (!p->unflushed && !p->notes)
         return;
-    /* The flush's object: only the fields op_done reads for a flush are set (op_new zeroes
-     * the whole object), and one that completes in its call, as toward memory the origin maps,
-     * is settled here without op_done's general path (~35 instructions of a put + flush). */
-    ucx_op_t *o = op_take();
-    if (!o)
-        return; /* tried again at the next poll */
-    o->kind = OP_FLUSH, o->w = w, o->rank = r, o->acct = ACCT_FLUSH;
-    o->req = NULL, o->cell = NULL, o->n = p->unflushed, o->notes = p->notes;
-    uw->notes_flushing += p->notes;
+    static const ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
+                                            .cb.send = cb_flush};
+    long n = p->unflushed, notes = p->notes;
     p->unflushed = p->notes = 0;
     nbr_ucx_stats.flushes++;
-    ucp_request_param_t prm = send_param(o);
     ucs_status_ptr_t s = ucp_ep_flush_nbx(p->ep, &prm);
-    if (s == NULL) {
-        flush_settle(o);
-        op_release(o);
+    if (NBR_LIKELY(s == NULL)) {
+        if (n)
+            tp_out_add(w, r, -n);
         return;
     }
-    (void)launched(o, s);
+    if (UCS_PTR_IS_ERR(s)) {
+        note_error(w, r, "a flush", UCS_PTR_STATUS(s));
+        if (n)
+            tp_out_add(w, r, -n); /* they end with the error the next completion reports */
+        return;
+    }
+    ucx_op_t *o = op_take();
+    *(ucx_op_t **)s = o;
+    if (!o) {
+        /* No object to settle it: its callback only frees the request (counted outstanding
+         * meanwhile), and the next flush covers these operations again. */
+        outstanding++;
+        p->unflushed += n;
+        p->notes += notes;
+        return;
+    }
+    o->kind = OP_FLUSH, o->w = w, o->rank = r, o->acct = ACCT_FLUSH;
+    o->req = NULL, o->cell = NULL, o->n = n, o->notes = notes;
+    uw->notes_flushing += notes;
 }
 
 void nbr_ucx_flush_pair(nbr_win_t *w, int r)
@@ -1232,9 +1259,12 @@ static int ucx_start(void)
     /* A node's load/store peers use CPU atomics on the same words (the file's comment). */
     if (!getenv("UCX_ATOMIC_MODE") && !getenv("NBRMA_UCX_ATOMIC_MODE"))
         (void)ucp_config_modify(cfg, "ATOMIC_MODE", "cpu");
-    ucp_params_t prm = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+    /* request_size: a flush's request carries its operation object (flush_pair). */
+    ucp_params_t prm = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                                      UCP_PARAM_FIELD_REQUEST_SIZE,
                         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
-                        .mt_workers_shared = 0};
+                        .mt_workers_shared = 0,
+                        .request_size = sizeof(ucx_op_t *)};
     st = ucp_init(&prm, cfg, &ctx);
     ucp_config_release(cfg);
     if (st != UCS_OK) {
