@@ -437,8 +437,8 @@ static int plain_launched(nbr_win_t *w, int r, ucs_status_ptr_t s, int fetch, co
     return MPI_SUCCESS;
 }
 
-static int xfer_plain(nbr_win_t *w, int r, uint64_t ra, ucp_rkey_h key, char *buf, size_t n,
-                      int write)
+static inline int xfer_plain(nbr_win_t *w, int r, uint64_t ra, ucp_rkey_h key, char *buf, size_t n,
+                             int write)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
@@ -515,33 +515,15 @@ static int ucx_get(nbr_win_t *w, int r, MPI_Aint off, void *dst, size_t len)
     return xfer(w, r, off, dst, len, 0);
 }
 
-/* rma.c's fast path (tp.h): xfer's plain case in one call, for a static window's bytes that no
- * request waits for; anything else goes through xfer. */
+/* rma.c's fast path (tp.h): xfer's plain case (xfer_plain) in one call, for a static window's
+ * bytes that no request waits for; anything else goes through xfer. */
 int nbr_ucx_rw(nbr_win_t *w, int r, MPI_Aint off, void *buf, size_t n, int write)
 {
     ucx_pair_t *p = &((ucx_win_t *)w->tp)->pair[r];
     if (NBR_UNLIKELY(!p->wkey || w->op_req || (w->want_req && !w->replaying)))
         return xfer(w, r, off, buf, n, write);
-    ucp_request_param_t prm = {.op_attr_mask =
-                                   UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-                               .cb.send = write ? cb_put_plain : cb_get_plain,
-                               .user_data = p};
-    uint64_t ra = p->wbase + (uint64_t)off;
-    ucs_status_ptr_t s;
-    if (write) {
-        pair_dirty(w, r);
-        nbr_ucx_stats.puts++;
-        nbr_ucx_stats.bytes_put += n;
-        s = ucp_put_nbx(p->ep, buf, n, ra, p->wkey, &prm);
-    } else {
-        nbr_ucx_stats.gets++;
-        nbr_ucx_stats.bytes_got += n;
-        s = ucp_get_nbx(p->ep, buf, n, ra, p->wkey, &prm);
-    }
-    if (NBR_LIKELY(s == NULL))
-        return MPI_SUCCESS;
-    int rc = plain_launched(w, r, s, !write, write ? "a put" : "a get");
-    if (rc != MPI_SUCCESS)
+    int rc = xfer_plain(w, r, p->wbase + (uint64_t)off, p->wkey, buf, n, write);
+    if (NBR_UNLIKELY(rc != MPI_SUCCESS))
         return nbr_err(w, "libnbrma (ucx)", rc, "a %s of %zu bytes %s rank %d failed",
                        write ? "put" : "get", n, write ? "to" : "from", r);
     return MPI_SUCCESS;
