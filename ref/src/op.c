@@ -395,10 +395,14 @@ int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
     return facts(op, basic)->size;
 }
 
-int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
+_Thread_local nbr_op_native_t nbr_op_native_last __attribute__((tls_model("initial-exec")));
+
+int nbr_op_atomic_native_find(MPI_Op op, MPI_Datatype basic)
 {
     const op_facts_t *f = facts(op, basic);
-    return f->insn ? f->size : 0;
+    int size = f->insn ? f->size : 0;
+    nbr_op_native_last = (nbr_op_native_t){op, basic, size, 1};
+    return size;
 }
 
 #define NBR_AT_OP(T, p, v, o)                                                                      \

@@ -979,24 +979,31 @@ static int hw_takes(nbr_win_t *w, int r, MPI_Datatype basic)
            nbr_dtype_get(basic, &d) == MPI_SUCCESS && d->size == d->extent;
 }
 
+/* The UCP atomic of an MPI op that nbr_op_atomic_native serves. */
+static inline ucp_atomic_op_t acc_uop(MPI_Op op)
+{
+    return op == MPI_SUM       ? UCP_ATOMIC_OP_ADD
+           : op == MPI_BAND    ? UCP_ATOMIC_OP_AND
+           : op == MPI_BOR     ? UCP_ATOMIC_OP_OR
+           : op == MPI_BXOR    ? UCP_ATOMIC_OP_XOR
+           : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
+                               : UCP_ATOMIC_OP_ADD; /* MPI_NO_OP: fetch, add 0 */
+}
+
+static const uint64_t acc_zero = 0; /* MPI_NO_OP's operand */
+
 /* ucx_acc's atomic case: the len / s elements at ra, one UCP atomic each, ordered after the
  * pair's accumulates still outstanding. */
 static inline int acc_atomics(nbr_win_t *w, int r, MPI_Op op, int s, uint64_t ra, const void *src,
                               void *result, size_t len)
 {
-    ucp_atomic_op_t uop = op == MPI_SUM       ? UCP_ATOMIC_OP_ADD
-                          : op == MPI_BAND    ? UCP_ATOMIC_OP_AND
-                          : op == MPI_BOR     ? UCP_ATOMIC_OP_OR
-                          : op == MPI_BXOR    ? UCP_ATOMIC_OP_XOR
-                          : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
-                                              : UCP_ATOMIC_OP_ADD; /* MPI_NO_OP: fetch, add 0 */
-    static const uint64_t zero = 0;
+    ucp_atomic_op_t uop = acc_uop(op);
     size_t n = len / (size_t)s;
     acc_order(w, r, (long)n);
     for (size_t i = 0; i < n; i++) {
         int rc = acc_issue(w, r, uop, s,
-                           op == MPI_NO_OP ? (const void *)&zero : (const char *)src + i * s, NULL,
-                           result ? (char *)result + i * s : NULL, ra + i * s);
+                           op == MPI_NO_OP ? (const void *)&acc_zero : (const char *)src + i * s,
+                           NULL, result ? (char *)result + i * s : NULL, ra + i * s);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -1033,6 +1040,11 @@ int nbr_ucx_acc_fast(nbr_win_t *w, int r, MPI_Aint off, MPI_Op op, MPI_Datatype 
     uint64_t ra = p->wbase + (uint64_t)off;
     if (NBR_UNLIKELY(!p->wkey || ra % (uint64_t)s || (op == MPI_NO_OP && !result)))
         return ucx_acc(w, r, off, op, basic, src, result, len);
+    if (len == (size_t)s) { /* fetch_and_op, a one-element accumulate: acc_atomics, no loop */
+        acc_order(w, r, 1);
+        return acc_issue(w, r, acc_uop(op), s, op == MPI_NO_OP ? (const void *)&acc_zero : src,
+                         NULL, result, ra);
+    }
     return acc_atomics(w, r, op, s, ra, src, result, len);
 }
 
