@@ -85,13 +85,8 @@ static const unsigned allowed[] = {
     [NBR_CLS_CHAR] = ARITH | LOGIC | BITS,
 };
 
-/* What an accumulate needs to know of an (op, type) pair (facts, below). */
-typedef struct {
-    int valid, o, chk, size, insn;
-    MPI_Op op;
-    MPI_Datatype type;
-    nbr_kernel_fn *k;
-} op_facts_t;
+/* What an accumulate needs to know of an (op, type) pair (facts, below; op.h). */
+typedef nbr_op_facts_t op_facts_t;
 
 static const op_facts_t *facts(MPI_Op op, MPI_Datatype basic);
 static void atomic_facts(op_facts_t *f, int cls);
@@ -281,27 +276,29 @@ static nbr_kernel_fn *kernel_of(int o, int cls, int repr)
  * freed user-defined op or derived type whose handle comes back is user-defined or derived
  * again, with the same (empty) answer. */
 
+/* initial-exec: no __tls_get_addr call per lookup */
+_Thread_local op_facts_t nbr_op_facts_last __attribute__((tls_model("initial-exec")));
+
 static const op_facts_t *facts(MPI_Op op, MPI_Datatype basic)
 {
-    /* initial-exec: no __tls_get_addr call per lookup */
-    static _Thread_local op_facts_t memo __attribute__((tls_model("initial-exec")));
-    if (memo.valid && memo.op == op && memo.type == basic)
-        return &memo;
+    op_facts_t *m = &nbr_op_facts_last;
+    if (m->valid && m->op == op && m->type == basic)
+        return m;
     int cls = NBR_CLS_NONE, repr = NBR_R_NONE, o = op_index(op);
     int known = o >= 0 && nbr_dtype_classify(basic, &cls, &repr);
-    memo = (op_facts_t){1, o, MPI_SUCCESS, 0, 0, op, basic, NULL};
+    *m = (op_facts_t){1, o, MPI_SUCCESS, 0, 0, op, basic, NULL};
     /* nbr_op_check's answer */
     if (o < 0)
-        memo.chk = MPI_ERR_OP;
+        m->chk = MPI_ERR_OP;
     else if (!known)
-        memo.chk = MPI_ERR_TYPE;
+        m->chk = MPI_ERR_TYPE;
     else if (o != OP_REPLACE && o != OP_NO_OP && (!(allowed[cls] & (1u << o)) || repr == NBR_R_NONE))
-        memo.chk = MPI_ERR_OP;
+        m->chk = MPI_ERR_OP;
     if (known) {
-        memo.k = kernel_of(o, cls, repr);
-        atomic_facts(&memo, cls);
+        m->k = kernel_of(o, cls, repr);
+        atomic_facts(m, cls);
     }
-    return &memo;
+    return m;
 }
 
 nbr_kernel_fn *nbr_op_kernel(MPI_Op op, MPI_Datatype basic)
@@ -395,14 +392,10 @@ int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic)
     return facts(op, basic)->size;
 }
 
-_Thread_local nbr_op_native_t nbr_op_native_last __attribute__((tls_model("initial-exec")));
-
 int nbr_op_atomic_native_find(MPI_Op op, MPI_Datatype basic)
 {
     const op_facts_t *f = facts(op, basic);
-    int size = f->insn ? f->size : 0;
-    nbr_op_native_last = (nbr_op_native_t){op, basic, size, 1};
-    return size;
+    return f->insn ? f->size : 0;
 }
 
 #define NBR_AT_OP(T, p, v, o)                                                                      \

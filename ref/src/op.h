@@ -48,20 +48,23 @@ MPI_Op nbr_op_at(int index);
  * compare-and-swap of n (4 or 8) bytes at aligned p, else 0. */
 int nbr_op_atomic_size(MPI_Op op, MPI_Datatype basic);
 int nbr_op_atomic_native_find(MPI_Op op, MPI_Datatype basic);
-/* nbr_op_atomic_native's last answer in this thread: the fetch_and_op and accumulate fast paths
- * toward other nodes ask about the same pair at every call, and a call into op.c cost ~40 of a
- * fetch_and_op + flush's ~710 instructions. Stale answers cannot be (op.c, facts). */
+/* What an accumulate needs to know of an (op, type) pair (op.c's facts: the op's index,
+ * nbr_op_check's answer, the atomic size, one instruction or not, the kernel), and the last pair
+ * this thread asked about. nbr_op_atomic_native reads it inline: the fetch_and_op and accumulate
+ * fast paths toward other nodes ask about the same pair at every call, and a call into op.c cost
+ * ~40 of a fetch_and_op + flush's ~710 instructions. */
 typedef struct {
+    int valid, o, chk, size, insn;
     MPI_Op op;
     MPI_Datatype type;
-    int size, valid;
-} nbr_op_native_t;
-extern _Thread_local nbr_op_native_t nbr_op_native_last __attribute__((tls_model("initial-exec")));
+    nbr_kernel_fn *k;
+} nbr_op_facts_t;
+extern _Thread_local nbr_op_facts_t nbr_op_facts_last __attribute__((tls_model("initial-exec")));
 static inline int nbr_op_atomic_native(MPI_Op op, MPI_Datatype basic)
 {
-    const nbr_op_native_t *m = &nbr_op_native_last;
+    const nbr_op_facts_t *m = &nbr_op_facts_last;
     if (__builtin_expect(m->valid && m->op == op && m->type == basic, 1))
-        return m->size;
+        return m->insn ? m->size : 0;
     return nbr_op_atomic_native_find(op, basic);
 }
 int nbr_op_atomic(MPI_Op op, MPI_Datatype basic, const void *in, void *p, void *old, MPI_Aint n);
